@@ -1,0 +1,207 @@
+"""``confer`` command line (DESIGN §7). Exit 0 on success, 2 for bad input or configuration,
+1 for anything else; errors are one clear line on stderr."""
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from bot import messages
+from bot.app import build_backend, build_service, configure_logging
+from bot.render import answer_json
+from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService
+from bot.settings import ConferSettings, SettingsError, load_settings
+from bot.terminal import ProgressView, render_answer
+from graph.events import AnswerReady, ProgressEvent
+from graph.planning import CollectionAccessError
+from retrieval.collections import CollectionsConfig, load_collections, resolve_sources
+from retrieval.errors import CollectionsFileError, ConferError, IndexingError
+from retrieval.ingest.pipeline import index_collection
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+_BAD_INPUT = (CollectionsFileError, SettingsError, CollectionAccessError, EmptyQuestionError)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"confer: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="confer", description="Research questions across document collections, with citations."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    index = commands.add_parser("index", help="ingest the sources of all (or the named) collections")
+    index.add_argument("names", nargs="*", metavar="NAME")
+    ask = commands.add_parser("ask", help="answer a question in the terminal (no question: interactive)")
+    ask.add_argument("question", nargs="?", metavar="QUESTION")
+    ask.add_argument("--in", dest="targets", default="", metavar="a,b", help="search only these collections")
+    ask.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    commands.add_parser("collections", help="list collections with document and passage counts")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    err = Console(stderr=True, highlight=False)
+    try:
+        settings = load_settings()
+        configure_logging(settings.log_level)
+        config = load_collections(settings.collections_path)
+        if args.command == "index":
+            return asyncio.run(_index(settings, config, args.names, err))
+        if args.command == "collections":
+            return asyncio.run(_collections(settings, config))
+        return asyncio.run(_ask(settings, config, args.question, args.targets, args.json, err))
+    except _BAD_INPUT as exc:
+        err.print(Text(f"confer: {messages.describe_error(exc)}"))
+        return EXIT_USAGE
+    except ConferError as exc:
+        err.print(Text(f"confer: {messages.describe_error(exc)}"))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _index(settings: ConferSettings, config: CollectionsConfig, names: list[str], err: Console) -> int:
+    unknown = [n for n in names if config.get(n) is None]
+    if unknown:
+        raise CollectionAccessError(unknown=tuple(unknown), forbidden=(), allowed=config.names)
+    chosen = [c for c in config.collections if not names or c.name in names]
+    plans = [(c, resolve_sources(c, config)) for c in chosen]  # every path problem before any write
+    backend = build_backend(settings)
+    out = Console(highlight=False)
+    failures = 0
+    try:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            disable=not err.is_terminal,
+            transient=True,
+        ) as progress:
+            for collection, files in plans:
+                task = progress.add_task(collection.title, total=len(files))
+
+                def advance(_path: Path, task: TaskID = task) -> None:
+                    progress.advance(task)
+
+                report = await index_collection(backend, collection, config, files=files, on_file=advance)
+                failures += len(report.failures)
+                for failure in report.failures:
+                    err.print(Text(f"confer: {messages.describe_error(failure)}", style="yellow"))
+                out.print(
+                    f"{collection.name}: {report.documents} documents, {report.passages} passages "
+                    f"(+{report.added} −{report.removed}, {report.unchanged} unchanged)"
+                    + (f", {len(report.failures)} file(s) skipped" if report.failures else "")
+                )
+    except IndexingError as exc:
+        err.print(Text(f"confer: {messages.describe_error(exc)}"))
+        return EXIT_ERROR
+    finally:
+        await backend.close()
+    return EXIT_OK
+
+
+async def _collections(settings: ConferSettings, config: CollectionsConfig) -> int:
+    backend = build_backend(settings)
+    out = Console(highlight=False)
+    try:
+        for collection in config.collections:
+            stats = await backend.stats(collection)
+            counts = (
+                "not indexed" if stats is None else f"{stats.documents} documents, {stats.passages} passages"
+            )
+            out.print(Text.assemble((collection.name, "bold"), f"  {collection.title} — {counts}"))
+    finally:
+        await backend.close()
+    return EXIT_OK
+
+
+async def _ask(
+    settings: ConferSettings,
+    config: CollectionsConfig,
+    text: str | None,
+    targets: str,
+    as_json: bool,
+    err: Console,
+) -> int:
+    service = build_service(settings, config=config)
+    extra = [t.strip().lower() for t in targets.split(",") if t.strip()]
+    try:
+        if text is not None:
+            return await _ask_once(service, text, extra, as_json, err)
+        return await _interactive(service, extra, err)
+    finally:
+        await service.backend.close()
+
+
+async def _ask_once(
+    service: ResearchService, text: str, extra: list[str], as_json: bool, err: Console
+) -> int:
+    question = service.make_question(text, extra_targets=extra)
+    out = Console(highlight=False)
+    view = None if as_json else ProgressView(out, service.config)
+    seconds = 0.0
+
+    async def on_event(event: ProgressEvent) -> None:
+        nonlocal seconds
+        if isinstance(event, AnswerReady):
+            seconds = event.seconds
+        if view is not None:
+            await view.handle(event)
+
+    try:
+        answer = await service.answer(question, surface="cli", on_event=on_event)
+    except QuestionTimeoutError:
+        if view is not None:
+            view.stop()
+        err.print(Text(f"confer: {messages.TIMED_OUT}"))
+        return EXIT_ERROR
+    if as_json:
+        sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
+    else:
+        out.print(render_answer(answer, service.config, seconds))
+    return EXIT_OK
+
+
+async def _interactive(service: ResearchService, extra: list[str], err: Console) -> int:
+    out = Console(highlight=False)
+    out.print(
+        Text("Ask a question (empty line or Ctrl-D to quit). Collections: " + ", ".join(service.config.names))
+    )
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            line = await loop.run_in_executor(None, _prompt, out.is_terminal)
+        except EOFError:
+            return EXIT_OK
+        if not line.strip() or line.strip().lower() in ("quit", "exit"):
+            return EXIT_OK
+        try:
+            await _ask_once(service, line, extra, False, err)
+        except CollectionAccessError as exc:
+            err.print(Text(messages.describe_error(exc)))
+        except EmptyQuestionError:
+            err.print(Text(messages.EMPTY_QUESTION))
+        out.print()
+
+
+def _prompt(tty: bool) -> str:
+    return input("? " if tty else "")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Every sentence Confer says to people, in one place (errors, replies, status wording)."""
+
+from collections.abc import Sequence
+
+from bot.service import EmptyQuestionError
+from bot.settings import SettingsError
+from graph.models import FindingStatus, QuestionKind
+from graph.planning import CollectionAccessError
+from retrieval.collections import CollectionsConfig
+from retrieval.errors import CollectionsFileError, ConferError, DocumentLoadError, IndexingError
+
+USAGE = (
+    "Ask me a question and I'll research it across the document collections this channel may "
+    "search, then answer with numbered sources.\n"
+    "• `in:a,b` anywhere in the question limits the search to those collections.\n"
+    "• `list` shows the collections; `help` shows this."
+)
+
+DIRECT_REPLIES: dict[QuestionKind, str] = {
+    "greeting": "Hello! Ask me anything about our documents and I'll answer with sources.",
+    "thanks": "You're welcome!",
+    "help": USAGE,
+}
+
+EMPTY_QUESTION = "Please ask a question: the text was empty."
+NOTHING_FOUND = (
+    "I found nothing about that in {collections}. Try other words, or name a collection with in:NAME."
+)
+NOTHING_SEARCHED = "No collection could be searched, so there is no answer."
+INTERRUPTED = "I was interrupted before I could finish. Please ask again."
+TIMED_OUT = "That took longer than the time allowed, so I stopped. Please try again or narrow the question."
+UNEXPECTED = "Something went wrong on my side while answering. Please try again."
+
+STATUS_LABELS: dict[FindingStatus, str] = {
+    "ok": "done",
+    "empty": "no results",
+    "failed": "failed",
+    "timeout": "timed out",
+}
+
+_FAILURE_REASONS = {
+    "not indexed": "not indexed yet",
+    "search unavailable": "search unavailable",
+    "model unavailable": "model unavailable",
+    "time budget exceeded": "took too long",
+}
+
+
+def failure_reason(reason: str) -> str:
+    return _FAILURE_REASONS.get(reason, "unavailable")
+
+
+def partial_note(failed: Sequence[tuple[str, FindingStatus, str]]) -> str:
+    """The note under a partial answer: which collections are missing from it and why."""
+    parts = [
+        f"{title} ({'timed out' if status == 'timeout' else failure_reason(reason)})"
+        for title, status, reason in failed
+    ]
+    return "This answer is partial: " + ", ".join(parts) + " could not be searched."
+
+
+def collection_access(error: CollectionAccessError, config: CollectionsConfig | None = None) -> str:
+    problems = []
+    if error.unknown:
+        problems.append("there is no collection " + ", ".join(f"'{n}'" for n in error.unknown))
+    if error.forbidden:
+        problems.append("this channel may not search " + ", ".join(f"'{n}'" for n in error.forbidden))
+    allowed = ", ".join(error.allowed) if error.allowed else "none"
+    return f"Sorry: {'; '.join(problems)}. Collections you can use here: {allowed}."
+
+
+def describe_error(error: ConferError) -> str:
+    """One line for a person, never the exception text of a library."""
+    if isinstance(error, CollectionAccessError):
+        return collection_access(error)
+    if isinstance(error, CollectionsFileError):
+        return f"Collections file {error.path}: " + "; ".join(error.problems)
+    if isinstance(error, DocumentLoadError):
+        return f"Skipped {error.path}: {error.reason}"
+    if isinstance(error, IndexingError):
+        return (
+            f"Could not write collection '{error.collection}' to the search index; "
+            "the previous index is unchanged."
+        )
+    if isinstance(error, SettingsError):
+        return "Invalid configuration: " + "; ".join(error.problems)
+    if isinstance(error, EmptyQuestionError):
+        return EMPTY_QUESTION
+    return UNEXPECTED

@@ -1,0 +1,106 @@
+"""All Prometheus metrics (DESIGN §9), built per process into their own registry."""
+
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+_LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
+_FAST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+
+
+@dataclass(frozen=True)
+class ConferMetrics:
+    registry: CollectorRegistry
+    questions: Counter
+    question_duration: Histogram
+    ack_duration: Histogram
+    subagent_duration: Histogram
+    subagents: Counter
+    retrieval_duration: Histogram
+    llm_requests: Counter
+    llm_duration: Histogram
+    llm_tokens: Counter
+    slack_api_calls: Counter
+    slack_rate_limited: Counter
+    events_deduplicated: Counter
+    citations_dropped: Counter
+    questions_in_flight: Gauge
+
+
+def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
+    registry = registry or CollectorRegistry(auto_describe=True)
+    return ConferMetrics(
+        registry=registry,
+        questions=Counter(
+            "confer_questions",
+            "Questions by surface and outcome.",
+            ["surface", "outcome"],
+            registry=registry,
+        ),
+        question_duration=Histogram(
+            "confer_question_duration_seconds",
+            "Time to answer a question.",
+            ["surface"],
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        ),
+        ack_duration=Histogram(
+            "confer_ack_duration_seconds",
+            "Time to acknowledge a Slack request.",
+            buckets=_FAST_BUCKETS,
+            registry=registry,
+        ),
+        subagent_duration=Histogram(
+            "confer_subagent_duration_seconds",
+            "Time of one research sub-agent.",
+            ["collection", "outcome"],
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        ),
+        subagents=Counter(
+            "confer_subagents",
+            "Research sub-agents by collection and outcome.",
+            ["collection", "outcome"],
+            registry=registry,
+        ),
+        retrieval_duration=Histogram(
+            "confer_retrieval_duration_seconds",
+            "Time of one search request.",
+            ["backend"],
+            buckets=_FAST_BUCKETS,
+            registry=registry,
+        ),
+        llm_requests=Counter(
+            "confer_llm_requests", "LLM requests by outcome.", ["outcome"], registry=registry
+        ),
+        llm_duration=Histogram(
+            "confer_llm_duration_seconds",
+            "Time of one LLM request.",
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        ),
+        llm_tokens=Counter("confer_llm_tokens", "LLM tokens by kind.", ["kind"], registry=registry),
+        slack_api_calls=Counter(
+            "confer_slack_api_calls",
+            "Slack Web API calls by method and outcome.",
+            ["method", "outcome"],
+            registry=registry,
+        ),
+        slack_rate_limited=Counter(
+            "confer_slack_rate_limited",
+            "Slack 429 answers by method.",
+            ["method"],
+            registry=registry,
+        ),
+        events_deduplicated=Counter(
+            "confer_events_deduplicated", "Duplicate Slack deliveries dropped.", registry=registry
+        ),
+        citations_dropped=Counter(
+            "confer_citations_dropped",
+            "Answer sentences dropped by verification.",
+            registry=registry,
+        ),
+        questions_in_flight=Gauge(
+            "confer_questions_in_flight", "Questions being answered now.", registry=registry
+        ),
+    )

@@ -1,0 +1,88 @@
+"""Turning an ``Answer`` into text: plain text with ``[n]`` markers, and the JSON of ``confer ask``."""
+
+import re
+from typing import Any
+
+from bot.messages import DIRECT_REPLIES, NOTHING_FOUND, NOTHING_SEARCHED, partial_note
+from graph.models import Answer, AnswerSentence
+from retrieval.collections import CollectionsConfig
+
+_END = re.compile(r"([.!?…]+[\"')\]]*)$")
+
+
+def cite(sentence: AnswerSentence) -> str:
+    """The sentence with its markers before the closing punctuation: ``Text [1][2].``"""
+    markers = "".join(f"[{n}]" for n in sentence.citations)
+    match = _END.search(sentence.text)
+    if match:
+        return f"{sentence.text[: match.start()]} {markers}{match.group(1)}"
+    return f"{sentence.text} {markers}"
+
+
+def collection_title(config: CollectionsConfig, name: str) -> str:
+    collection = config.get(name)
+    return collection.title if collection else name
+
+
+def answer_paragraphs(answer: Answer, config: CollectionsConfig) -> list[tuple[str, str]]:
+    """(collection title, cited text) per section, in answer order."""
+    return [
+        (
+            collection_title(config, s.collection),
+            " ".join(cite(sentence) for sentence in s.sentences),
+        )
+        for s in answer.sections
+    ]
+
+
+def failed_collections(answer: Answer, config: CollectionsConfig) -> list[tuple[str, Any, str]]:
+    return [
+        (collection_title(config, o.name), o.status, o.reason)
+        for o in answer.outcomes
+        if o.status in ("failed", "timeout")
+    ]
+
+
+def no_answer_text(answer: Answer, config: CollectionsConfig) -> str:
+    if answer.mode == "direct":
+        return DIRECT_REPLIES[answer.kind]
+    searched = [collection_title(config, o.name) for o in answer.outcomes if o.status in ("ok", "empty")]
+    if not searched:
+        return NOTHING_SEARCHED
+    return NOTHING_FOUND.format(collections=", ".join(searched))
+
+
+def plain_answer(answer: Answer, config: CollectionsConfig) -> str:
+    """The answer as plain text; each section is attributed to its collection."""
+    if not answer.found:
+        body = no_answer_text(answer, config)
+    else:
+        body = "\n\n".join(f"{title}: {text}" for title, text in answer_paragraphs(answer, config))
+    failed = failed_collections(answer, config)
+    if failed:
+        body += "\n\n" + partial_note(failed)
+    return body
+
+
+def answer_json(answer: Answer, config: CollectionsConfig, seconds: float) -> dict[str, Any]:
+    """The ``confer ask --json`` object (DESIGN §7)."""
+    return {
+        "answer": plain_answer(answer, config),
+        "mode": "llm" if answer.mode == "llm" else "extractive",
+        "citations": [
+            {
+                "n": c.n,
+                "title": c.passage.title,
+                "url": c.passage.url or c.passage.source,
+                "collection": c.passage.collection,
+                "passage_id": c.passage.id,
+                "quote": c.quote,
+            }
+            for c in answer.citations
+        ],
+        "collections": [
+            {"name": o.name, "status": o.status, "sources": o.sources, "seconds": o.seconds}
+            for o in answer.outcomes
+        ],
+        "seconds": round(seconds, 4),
+    }

@@ -1,0 +1,164 @@
+"""The platform-neutral question service: the CLI and every chat surface go through it.
+
+It turns text into a ``Question`` under the place's collection policy, runs the research graph,
+forwards progress events, enforces the question's time budget and records metrics.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.metrics import ConferMetrics
+from graph.builder import ResearchGraph, build_research_graph
+from graph.context import GraphContext, ResearchLimits
+from graph.events import AnswerReady, BranchFinished, ProgressEvent
+from graph.llm import ChatModel
+from graph.models import Answer, Question
+from graph.planning import CollectionAccessError, check_requested
+from graph.question import extract_targets
+from graph.runner import stream_research
+from retrieval.backends import SearchBackend
+from retrieval.collections import Collection, CollectionsConfig
+from retrieval.errors import ConferError
+from retrieval.passages import CollectionStats, Passage, SyncStats
+
+logger = logging.getLogger(__name__)
+
+Surface = Literal["mention", "command", "cli"]
+EventHandler = Callable[[ProgressEvent], Awaitable[None]]
+
+
+class EmptyQuestionError(ConferError):
+    """The question had no text once ``in:`` targets were taken out."""
+
+
+class QuestionTimeoutError(ConferError):
+    """The whole question ran past its time budget."""
+
+
+class InstrumentedBackend:
+    """A ``SearchBackend`` that records search latency; everything else passes through."""
+
+    def __init__(self, inner: SearchBackend, metrics: ConferMetrics) -> None:
+        self._inner = inner
+        self._histogram = metrics.retrieval_duration.labels(backend=inner.name)
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def search(
+        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+    ) -> list[Passage]:
+        started = time.perf_counter()
+        try:
+            return await self._inner.search(collection, query, limit=limit, broad=broad)
+        finally:
+            self._histogram.observe(time.perf_counter() - started)
+
+    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
+        started = time.perf_counter()
+        try:
+            return await self._inner.probe(collections, query)
+        finally:
+            self._histogram.observe(time.perf_counter() - started)
+
+    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
+        return await self._inner.sync_collection(collection, passages)
+
+    async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
+        return await self._inner.passages_from_sources(collection, sources)
+
+    async def stats(self, collection: Collection) -> CollectionStats | None:
+        return await self._inner.stats(collection)
+
+    async def health(self) -> bool:
+        return await self._inner.health()
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+@dataclass
+class ResearchService:
+    config: CollectionsConfig
+    backend: SearchBackend
+    metrics: ConferMetrics
+    limits: ResearchLimits
+    question_timeout: float
+    llm: ChatModel | None = None
+    graph: ResearchGraph | None = None
+
+    def __post_init__(self) -> None:
+        self.graph = self.graph or build_research_graph()
+        self.context = GraphContext(
+            backend=InstrumentedBackend(self.backend, self.metrics),
+            collections={c.name: c for c in self.config.collections},
+            limits=self.limits,
+            llm=self.llm,
+        )
+
+    def make_question(
+        self, text: str, *, channel: str | None = None, extra_targets: Sequence[str] = ()
+    ) -> Question:
+        """Parse ``in:`` targets and apply the channel's policy. Raises ``EmptyQuestionError`` or
+        ``CollectionAccessError`` before anything is searched."""
+        remaining, targets = extract_targets(text)
+        if not remaining.strip():
+            raise EmptyQuestionError("empty question")
+        policy = self.config.policy_for(channel)
+        question = Question(
+            text=remaining,
+            allowed=policy.allow,
+            requested=tuple(dict.fromkeys([*extra_targets, *targets])),
+            defaults=policy.default,
+        )
+        check_requested(question, self.context.collections)
+        return question
+
+    async def answer(
+        self,
+        question: Question,
+        *,
+        surface: Surface,
+        on_event: EventHandler | None = None,
+        sequential: bool = False,
+    ) -> Answer:
+        """Research and answer; progress goes to ``on_event`` as it happens."""
+        assert self.graph is not None
+        started = time.perf_counter()
+        self.metrics.questions_in_flight.inc()
+        outcome = "failed"
+        try:
+            async with asyncio.timeout(self.question_timeout):
+                answer = None
+                async for event in stream_research(self.graph, question, self.context, sequential=sequential):
+                    if isinstance(event, BranchFinished):
+                        self.metrics.subagents.labels(event.collection, event.status).inc()
+                        self.metrics.subagent_duration.labels(event.collection, event.status).observe(
+                            event.seconds
+                        )
+                    if isinstance(event, AnswerReady):
+                        answer = event.answer
+                    if on_event is not None:
+                        await on_event(event)
+            assert answer is not None
+            outcome = "partial" if answer.partial else "answered"
+            if answer.outcomes and all(o.status in ("failed", "timeout") for o in answer.outcomes):
+                outcome = "failed"
+            return answer
+        except TimeoutError:
+            raise QuestionTimeoutError("question time budget exceeded") from None
+        except CollectionAccessError:
+            outcome = "rejected"
+            raise
+        finally:
+            self.metrics.questions_in_flight.dec()
+            self.metrics.questions.labels(surface, outcome).inc()
+            self.metrics.question_duration.labels(surface).observe(time.perf_counter() - started)
+
+    def record_rejected(self, surface: Surface) -> None:
+        self.metrics.questions.labels(surface, "rejected").inc()

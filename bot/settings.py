@@ -1,0 +1,114 @@
+"""Settings from the environment and ``.env`` (DESIGN §6), validated once at start-up."""
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from retrieval.errors import ConferError
+
+_PLACEHOLDERS = frozenset(
+    {"changeme", "change-me", "secret", "xxx", "todo", "your-secret-here", "placeholder"}
+)
+
+
+class SettingsError(ConferError):
+    """Invalid configuration: every problem in one error, no secret values."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+def _env(name: str) -> AliasChoices:
+    return AliasChoices(name)
+
+
+class ConferSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=False)
+
+    collections_path: Path = Field(Path("collections.yaml"), validation_alias=_env("CONFER_COLLECTIONS"))
+    data_dir: Path = Field(Path(".confer"), validation_alias=_env("CONFER_DATA_DIR"))
+    max_fanout: int = Field(8, ge=1, le=64, validation_alias=_env("CONFER_MAX_FANOUT"))
+    top_k: int = Field(8, ge=1, le=100, validation_alias=_env("CONFER_TOP_K"))
+    branch_timeout: float = Field(20.0, gt=0, le=600, validation_alias=_env("CONFER_BRANCH_TIMEOUT_SECONDS"))
+    question_timeout: float = Field(
+        60.0, gt=0, le=1800, validation_alias=_env("CONFER_QUESTION_TIMEOUT_SECONDS")
+    )
+    routing_ratio: float = Field(0.5, gt=0, le=1, validation_alias=_env("CONFER_ROUTING_RATIO"))
+    log_level: str = Field("INFO", validation_alias=_env("CONFER_LOG_LEVEL"))
+
+    elasticsearch_url: str | None = Field(None, validation_alias=_env("ELASTICSEARCH_URL"))
+    elasticsearch_api_key: SecretStr | None = Field(None, validation_alias=_env("ELASTICSEARCH_API_KEY"))
+
+    llm_base_url: str | None = Field(None, validation_alias=_env("LLM_BASE_URL"))
+    llm_api_key: SecretStr | None = Field(None, validation_alias=_env("LLM_API_KEY"))
+    llm_model: str | None = Field(None, validation_alias=_env("LLM_MODEL"))
+
+    slack_bot_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
+    slack_signing_secret: SecretStr | None = Field(None, validation_alias=_env("SLACK_SIGNING_SECRET"))
+    slack_app_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_APP_TOKEN"))
+    slack_api_url: str | None = Field(None, validation_alias=_env("SLACK_API_URL"))
+    port: int = Field(3000, ge=1, le=65535, validation_alias=_env("PORT"))
+
+    redis_url: SecretStr | None = Field(None, validation_alias=_env("REDIS_URL"))
+    database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))
+
+    @field_validator("elasticsearch_url", "llm_base_url", "slack_api_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value.rstrip("/")
+
+    @field_validator("llm_model")
+    @classmethod
+    def _blank_is_unset(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+            raise ValueError("must be DEBUG, INFO, WARNING or ERROR")
+        return level
+
+    @field_validator(
+        "slack_signing_secret",
+        "slack_bot_token",
+        "slack_app_token",
+        "llm_api_key",
+        "elasticsearch_api_key",
+    )
+    @classmethod
+    def _no_placeholder(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        if value.get_secret_value().strip().lower() in _PLACEHOLDERS:
+            raise ValueError("is a placeholder; set the real value")
+        return value
+
+
+_FIELD_TO_ENV = {
+    name: str(field.validation_alias.choices[0])
+    for name, field in ConferSettings.model_fields.items()
+    if isinstance(field.validation_alias, AliasChoices)
+}
+
+
+def load_settings(env_file: str | None = ".env") -> ConferSettings:
+    """Read and validate settings, raising ``SettingsError`` that names each bad variable."""
+    try:
+        return ConferSettings(_env_file=env_file)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_input=False, include_url=False):
+            field = str(error["loc"][0]) if error["loc"] else "settings"
+            name = _FIELD_TO_ENV.get(field, field)
+            message = error["msg"].removeprefix("Value error, ")
+            problems.append(f"{name}: {message}")
+        raise SettingsError(problems) from None

@@ -1,0 +1,107 @@
+"""The terminal surface: live sub-agent progress and the cited answer, drawn with rich."""
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from bot.messages import STATUS_LABELS, failure_reason, partial_note
+from bot.render import answer_paragraphs, collection_title, failed_collections, no_answer_text
+from graph.events import AnswerReady, BranchFinished, BranchStarted, PlanReady, ProgressEvent
+from graph.models import Answer
+from retrieval.collections import CollectionsConfig
+
+_STYLES = {"ok": "green", "empty": "yellow", "failed": "red", "timeout": "red"}
+
+
+class ProgressView:
+    """One line per collection, updated in place on a terminal or printed line by line elsewhere."""
+
+    def __init__(self, console: Console, config: CollectionsConfig) -> None:
+        self._console = console
+        self._config = config
+        self._rows: dict[str, BranchFinished | None] = {}
+        self._live: Live | None = None
+
+    def _render(self) -> RenderableType:
+        table = Table.grid(padding=(0, 1))
+        for name, finished in self._rows.items():
+            title = collection_title(self._config, name)
+            if finished is None:
+                table.add_row(Spinner("dots"), Text(title), Text("searching…", style="dim"))
+            else:
+                table.add_row(Text("•", style=_STYLES[finished.status]), Text(title), _status_text(finished))
+        return table
+
+    async def handle(self, event: ProgressEvent) -> None:
+        if isinstance(event, PlanReady):
+            self._rows = {name: None for name in event.collections}
+            names = ", ".join(collection_title(self._config, n) for n in event.collections)
+            if self._console.is_terminal:
+                self._console.print(
+                    Text(f"Researching {len(event.collections)} collection(s): {names}", style="bold")
+                )
+                self._live = Live(
+                    self._render(), console=self._console, refresh_per_second=12, transient=False
+                )
+                self._live.start()
+            else:
+                self._console.print(Text(f"Researching: {names}"))
+        elif isinstance(event, BranchStarted):
+            pass
+        elif isinstance(event, BranchFinished):
+            self._rows[event.collection] = event
+            if self._live is not None:
+                self._live.update(self._render())
+            else:
+                title = collection_title(self._config, event.collection)
+                self._console.print(Text.assemble(f"  {title}: ", _status_text(event)))
+        elif isinstance(event, AnswerReady):
+            self.stop()
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.update(self._render())
+            self._live.stop()
+            self._live = None
+
+
+def _status_text(event: BranchFinished) -> Text:
+    label = STATUS_LABELS[event.status]
+    if event.status == "ok":
+        label += f", {event.sources} source{'s' if event.sources != 1 else ''}"
+    elif event.status == "failed":
+        label += f" ({failure_reason(event.reason)})"
+    return Text(f"{label} ({event.seconds:.2f} s)", style=_STYLES[event.status])
+
+
+def render_answer(answer: Answer, config: CollectionsConfig, seconds: float) -> RenderableType:
+    parts: list[RenderableType] = [Text()]
+    if not answer.found:
+        parts.append(Text(no_answer_text(answer, config)))
+    for title, text in answer_paragraphs(answer, config):
+        parts.append(Text.assemble((title, "bold cyan"), "\n", text, "\n"))
+    failed = failed_collections(answer, config)
+    if failed:
+        parts.append(Text(partial_note(failed), style="yellow"))
+    if answer.citations:
+        parts.append(Text("Sources", style="bold"))
+        for citation in answer.citations:
+            passage = citation.passage
+            where = passage.url or passage.source
+            parts.append(
+                Text.assemble(
+                    (f"[{citation.n}] ", "bold"),
+                    passage.title,
+                    (f" — {collection_title(config, passage.collection)}, {where}", "dim"),
+                )
+            )
+    searched = len(answer.outcomes)
+    parts.append(
+        Text(
+            f"\n{seconds:.2f} s · {searched} collection(s) · {len(answer.citations)} source(s)",
+            style="dim",
+        )
+    )
+    return Group(*parts)

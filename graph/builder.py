@@ -1,0 +1,26 @@
+"""Building the compiled research graph."""
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.context import GraphContext
+from graph.nodes import dispatch, plan, research, respond_directly, synthesize
+from graph.state import ResearchState
+
+ResearchGraph = CompiledStateGraph[ResearchState, GraphContext, ResearchState, ResearchState]
+
+
+def build_research_graph() -> ResearchGraph:
+    """START → plan ─┬─► respond_directly → END
+    └─Send per task─► research ─► synthesize → END"""
+    builder = StateGraph(ResearchState, context_schema=GraphContext)
+    builder.add_node("plan", plan)
+    builder.add_node("research", research)
+    builder.add_node("synthesize", synthesize)
+    builder.add_node("respond_directly", respond_directly)
+    builder.add_edge(START, "plan")
+    builder.add_conditional_edges("plan", dispatch, ["research", "respond_directly"])
+    builder.add_edge("research", "synthesize")
+    builder.add_edge("synthesize", END)
+    builder.add_edge("respond_directly", END)
+    return builder.compile(name="confer-research")

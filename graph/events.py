@@ -1,0 +1,29 @@
+"""Progress events written to LangGraph's custom stream while a question is researched."""
+
+from graph.models import Answer, FindingStatus, QuestionKind, Routing, _Frozen
+
+
+class PlanReady(_Frozen):
+    kind: QuestionKind
+    routing: Routing
+    collections: tuple[str, ...]
+
+
+class BranchStarted(_Frozen):
+    collection: str
+
+
+class BranchFinished(_Frozen):
+    collection: str
+    status: FindingStatus
+    sources: int
+    seconds: float
+    reason: str = ""
+
+
+class AnswerReady(_Frozen):
+    answer: Answer
+    seconds: float
+
+
+ProgressEvent = PlanReady | BranchStarted | BranchFinished | AnswerReady

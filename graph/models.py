@@ -1,0 +1,101 @@
+"""Frozen values that travel through the graph state and come out as the answer."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from retrieval.passages import Passage
+
+QuestionKind = Literal["factual", "comparative", "exploratory", "greeting", "thanks", "help"]
+FindingStatus = Literal["ok", "empty", "failed", "timeout"]
+Routing = Literal["explicit", "channel_default", "automatic", "all"]
+AnswerMode = Literal["extractive", "llm", "direct"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Question(_Frozen):
+    """What a person asked, and what the place they asked in lets Confer search."""
+
+    text: str
+    allowed: tuple[str, ...]
+    requested: tuple[str, ...] = ()
+    defaults: tuple[str, ...] = ()
+
+
+class ResearchTask(_Frozen):
+    """One sub-agent's assignment: a collection and the queries to run in it."""
+
+    collection: str
+    queries: tuple[str, ...]
+    focus: str = ""
+    question: str
+
+
+class Plan(_Frozen):
+    kind: QuestionKind
+    routing: Routing
+    tasks: tuple[ResearchTask, ...]
+    sides: tuple[str, ...] = ()
+
+
+class Claim(_Frozen):
+    """A statement drafted by a branch, with the ids of the passages that support it."""
+
+    text: str
+    passage_ids: tuple[str, ...]
+    coverage: float
+
+
+class Finding(_Frozen):
+    collection: str
+    status: FindingStatus
+    reason: str = ""
+    passages: tuple[Passage, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    seconds: float = 0.0
+
+
+class AnswerSentence(_Frozen):
+    text: str
+    citations: tuple[int, ...]
+
+
+class AnswerSection(_Frozen):
+    """Sentences attributed to one collection."""
+
+    collection: str
+    sentences: tuple[AnswerSentence, ...]
+
+
+class Citation(_Frozen):
+    n: int
+    passage: Passage
+    quote: str
+
+
+class CollectionOutcome(_Frozen):
+    name: str
+    status: FindingStatus
+    sources: int
+    seconds: float
+    reason: str = ""
+
+
+class Answer(_Frozen):
+    mode: AnswerMode
+    kind: QuestionKind
+    sections: tuple[AnswerSection, ...] = ()
+    citations: tuple[Citation, ...] = ()
+    outcomes: tuple[CollectionOutcome, ...] = ()
+    retrieved: tuple[Passage, ...] = ()
+
+    @property
+    def partial(self) -> bool:
+        return any(o.status in ("failed", "timeout") for o in self.outcomes)
+
+    @property
+    def found(self) -> bool:
+        return any(section.sentences for section in self.sections)

@@ -1,0 +1,42 @@
+"""Running the graph for one question and streaming its progress to a caller."""
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+
+from graph.builder import ResearchGraph
+from graph.context import GraphContext
+from graph.events import AnswerReady, ProgressEvent
+from graph.models import Question
+from graph.state import ResearchState
+
+RECURSION_LIMIT = 25
+
+
+async def stream_research(
+    graph: ResearchGraph,
+    question: Question,
+    context: GraphContext,
+    *,
+    sequential: bool = False,
+) -> AsyncIterator[ProgressEvent]:
+    """Yield progress events as they happen; the last one is ``AnswerReady``.
+
+    ``sequential`` runs one branch at a time (for benchmarks that contrast it with fan-out).
+    """
+    started = time.monotonic()
+    config: RunnableConfig = {"recursion_limit": RECURSION_LIMIT}
+    if sequential:
+        config["max_concurrency"] = 1
+    final: dict[str, Any] = {}
+    state: ResearchState = {"question": question}
+    async for mode, chunk in graph.astream(
+        state, config=config, context=context, stream_mode=["custom", "values"]
+    ):
+        if mode == "custom":
+            yield cast(ProgressEvent, chunk)
+        elif mode == "values":
+            final = cast(dict[str, Any], chunk)
+    yield AnswerReady(answer=final["answer"], seconds=round(time.monotonic() - started, 4))

@@ -1,0 +1,169 @@
+"""Merging findings into one answer: score-aware ranking across collections, near-duplicates
+merged, claims grouped by collection, citations numbered [1]…[n] in order of first use, and every
+citation checked against the passages retrieved in this run."""
+
+import logging
+from collections.abc import Sequence
+
+from graph.citations import is_supported
+from graph.context import ResearchLimits
+from graph.extractive import jaccard
+from graph.models import (
+    Answer,
+    AnswerSection,
+    AnswerSentence,
+    Citation,
+    Claim,
+    CollectionOutcome,
+    Finding,
+    Plan,
+)
+from retrieval.passages import Passage
+from retrieval.text import stems
+
+logger = logging.getLogger(__name__)
+
+DUPLICATE = 0.7
+RELEVANCE_FLOOR = 0.35
+
+
+def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
+    """Everything the branches retrieved, best raw score first, each passage once.
+
+    Raw scores, not rank positions: the evidence for a question often sits in one collection, and
+    rank fusion would push it out with every other collection's top hit.
+    """
+    best: dict[str, Passage] = {}
+    for finding in findings:
+        for passage in finding.passages:
+            if passage.id not in best or passage.score > best[passage.id].score:
+                best[passage.id] = passage
+    return tuple(sorted(best.values(), key=lambda p: (-p.score, p.id)))
+
+
+def outcomes_of(plan: Plan, findings: Sequence[Finding]) -> tuple[CollectionOutcome, ...]:
+    by_name = {f.collection: f for f in findings}
+    outcomes = []
+    for task in plan.tasks:
+        finding = by_name.get(task.collection)
+        if finding is None:
+            outcomes.append(
+                CollectionOutcome(
+                    name=task.collection,
+                    status="failed",
+                    sources=0,
+                    seconds=0.0,
+                    reason="no result",
+                )
+            )
+        else:
+            outcomes.append(
+                CollectionOutcome(
+                    name=finding.collection,
+                    status=finding.status,
+                    sources=len(finding.passages),
+                    seconds=finding.seconds,
+                    reason=finding.reason,
+                )
+            )
+    return tuple(outcomes)
+
+
+def _ranked_claims(findings: Sequence[Finding]) -> list[tuple[float, Claim, str]]:
+    """Claims with a score comparable across collections: question coverage plus the cited
+    passage's raw retrieval score relative to the best passage of the whole run."""
+    top = max((p.score for f in findings for p in f.passages), default=0.0) or 1.0
+    scored = []
+    for finding in findings:
+        if finding.status != "ok":
+            continue
+        scores = {p.id: p.score for p in finding.passages}
+        for claim in finding.claims:
+            retrieval = max((scores.get(pid, 0.0) for pid in claim.passage_ids), default=0.0) / top
+            scored.append((0.6 * claim.coverage + 0.4 * retrieval, claim, finding.collection))
+    scored.sort(key=lambda item: -item[0])
+    return scored
+
+
+def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> list[tuple[Claim, str]]:
+    """The claims worth saying: the best ones, no near-duplicates, and for a comparison at least
+    the best claim of every collection that found something."""
+    ranked = _ranked_claims(findings)
+    if not ranked:
+        return []
+    floor = RELEVANCE_FLOOR * ranked[0][0]
+    kept: list[tuple[Claim, str]] = []
+    kept_stems: list[set[str]] = []
+    must = {c for _, _, c in ranked} if plan.kind == "comparative" else set()
+    for score, claim, collection in ranked:
+        own = stems(claim.text)
+        duplicate = next((i for i, other in enumerate(kept_stems) if jaccard(own, other) >= DUPLICATE), None)
+        if duplicate is not None:
+            merged_ids = tuple(dict.fromkeys(kept[duplicate][0].passage_ids + claim.passage_ids))
+            kept[duplicate] = (
+                kept[duplicate][0].model_copy(update={"passage_ids": merged_ids}),
+                kept[duplicate][1],
+            )
+            continue
+        needed = collection in must and all(c != collection for _, c in kept)
+        if not needed and (score < floor or len(kept) >= limits.answer_sentences):
+            continue
+        kept.append((claim, collection))
+        kept_stems.append(own)
+    return kept
+
+
+def build_answer(
+    plan: Plan,
+    findings: Sequence[Finding],
+    claims: Sequence[tuple[Claim, str]],
+    *,
+    mode: str = "extractive",
+) -> tuple[Answer, int]:
+    """Group claims by collection (collections ordered by their best claim), number citations in
+    order of first use, and drop any sentence whose citation is not a supported, retrieved passage.
+    Returns the answer and how many sentences were dropped."""
+    retrieved = {p.id: p for f in findings for p in f.passages}
+    order: list[str] = []
+    grouped: dict[str, list[Claim]] = {}
+    for claim, collection in claims:
+        if collection not in grouped:
+            order.append(collection)
+            grouped[collection] = []
+        grouped[collection].append(claim)
+    numbers: dict[str, int] = {}
+    citations: list[Citation] = []
+    sections: list[AnswerSection] = []
+    dropped = 0
+    for collection in order:
+        sentences: list[AnswerSentence] = []
+        for claim in grouped[collection]:
+            cited = [retrieved[pid] for pid in claim.passage_ids if pid in retrieved]
+            if not cited or not is_supported(claim.text, (p.text for p in cited)):
+                dropped += 1
+                continue
+            refs = []
+            for passage in cited:
+                if passage.id not in numbers:
+                    numbers[passage.id] = len(citations) + 1
+                    citations.append(Citation(n=numbers[passage.id], passage=passage, quote=claim.text))
+                refs.append(numbers[passage.id])
+            sentences.append(AnswerSentence(text=claim.text, citations=tuple(refs)))
+        if sentences:
+            sections.append(AnswerSection(collection=collection, sentences=tuple(sentences)))
+    if dropped:
+        logger.info("dropped %d unsupported sentences", dropped)
+    answer = Answer(
+        mode="llm" if mode == "llm" else "extractive",
+        kind=plan.kind,
+        sections=tuple(sections),
+        citations=tuple(citations),
+        outcomes=outcomes_of(plan, findings),
+        retrieved=merge_passages(findings),
+    )
+    return answer, dropped
+
+
+def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Answer:
+    answer, _ = build_answer(plan, findings, select_claims(plan, findings, limits))
+    return answer

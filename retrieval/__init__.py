@@ -1,0 +1,1 @@
+"""Collections, documents, passages and search backends. Never imports LangGraph or Slack."""

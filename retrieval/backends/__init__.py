@@ -1,0 +1,50 @@
+"""Search backends: the ``SearchBackend`` protocol and its embedded and Elasticsearch versions."""
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from retrieval.collections import Collection
+from retrieval.passages import CollectionStats, Passage, SyncStats
+
+
+class SearchBackend(Protocol):
+    """Everything the graph and the indexer need from a search engine. All methods are async."""
+
+    @property
+    def name(self) -> str:
+        """Short backend name for metrics: ``embedded`` or ``elasticsearch``."""
+        ...
+
+    async def search(
+        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+    ) -> list[Passage]:
+        """Top passages for ``query`` with scores, best first. ``broad`` relaxes term matching.
+
+        Raises ``SearchUnavailableError`` or ``CollectionNotIndexedError``.
+        """
+        ...
+
+    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
+        """Best score per collection in one round trip; collections that fail are left out."""
+        ...
+
+    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
+        """Make the collection hold exactly ``passages``; atomically where the engine can.
+
+        Raises ``IndexingError``; on failure the previous contents stay searchable.
+        """
+        ...
+
+    async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
+        """Indexed passages that came from these source names (kept when a file fails to load)."""
+        ...
+
+    async def stats(self, collection: Collection) -> CollectionStats | None:
+        """Document and passage counts, or ``None`` when the collection was never indexed."""
+        ...
+
+    async def health(self) -> bool:
+        """True when the engine answers."""
+        ...
+
+    async def close(self) -> None: ...

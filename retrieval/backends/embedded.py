@@ -1,0 +1,272 @@
+"""Embedded search: SQLite FTS5 with BM25, one FTS table per collection, in ``CONFER_DATA_DIR``.
+
+WAL mode lets many readers search while ``confer index`` writes; each sync is one transaction,
+so a reader sees either the old or the new collection, never half of it.
+"""
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from retrieval.collections import Collection
+from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
+from retrieval.passages import CollectionStats, Passage, SyncStats
+from retrieval.text import terms, unique
+
+T = TypeVar("T")
+
+DATABASE_NAME = "index.sqlite3"
+TITLE_WEIGHT = 2.0
+MAX_QUERY_TERMS = 32
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS passages (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    title TEXT NOT NULL,
+    url TEXT NOT NULL,
+    text TEXT NOT NULL,
+    UNIQUE (collection, id)
+);
+CREATE INDEX IF NOT EXISTS passages_by_source ON passages (collection, source);
+CREATE TABLE IF NOT EXISTS collections (name TEXT PRIMARY KEY, indexed_at REAL NOT NULL);
+"""
+
+
+def fts_query(query: str, *, broad: bool = False) -> str | None:
+    """An FTS5 MATCH expression: content terms OR-ed (BM25 ranks by how many match), quoted."""
+    content = unique(terms(query))[:MAX_QUERY_TERMS]
+    if not content:
+        return None
+    suffix = "*" if broad else ""
+    return " OR ".join(f'"{t}"{suffix}' for t in content)
+
+
+class EmbeddedBackend:
+    """SQLite FTS5 search backend. Build with ``build_embedded_backend``."""
+
+    def __init__(self, *, path: Path, workers: int = 4) -> None:
+        self._path = path
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
+        self._write_lock = asyncio.Lock()
+
+    @property
+    def name(self) -> str:
+        return "embedded"
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def _connection(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(
+                self._path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.executescript(_SCHEMA)
+            self._local.connection = connection
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    async def _run(self, function: Callable[[sqlite3.Connection], T]) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: function(self._connection()))
+
+    @staticmethod
+    def _table(collection: Collection) -> str:
+        return f'"fts_{collection.name}"'  # names are validated slugs: safe to quote
+
+    def _indexed(self, db: sqlite3.Connection, collection: Collection) -> bool:
+        row = db.execute("SELECT 1 FROM collections WHERE name = ?", (collection.name,)).fetchone()
+        return row is not None
+
+    async def search(
+        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+    ) -> list[Passage]:
+        match = fts_query(query, broad=broad)
+        table = self._table(collection)
+
+        def run(db: sqlite3.Connection) -> list[Passage]:
+            if not self._indexed(db, collection):
+                raise CollectionNotIndexedError(collection=collection.name, reason="not indexed")
+            if match is None:
+                return []
+            rows = db.execute(
+                f"""SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text,
+                           -bm25({table}, ?, 1.0) AS score,
+                           snippet({table}, 1, '', '', '…', 24)
+                    FROM {table} JOIN passages AS p ON p.rowid = {table}.rowid
+                    WHERE {table} MATCH ? ORDER BY bm25({table}, ?, 1.0) LIMIT ?""",  # noqa: S608
+                (TITLE_WEIGHT, match, TITLE_WEIGHT, limit),
+            ).fetchall()
+            return [
+                Passage(
+                    id=r[0],
+                    collection=collection.name,
+                    doc_id=r[1],
+                    source=r[2],
+                    title=r[3],
+                    url=r[4],
+                    text=r[5],
+                    score=float(r[6]),
+                    highlights=(r[7],),
+                )
+                for r in rows
+            ]
+
+        try:
+            return await self._run(run)
+        except sqlite3.Error as exc:
+            raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
+
+    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
+        match = fts_query(query)
+        if match is None:
+            return {}
+
+        def run(db: sqlite3.Connection) -> dict[str, float]:
+            best: dict[str, float] = {}
+            for collection in collections:
+                if not self._indexed(db, collection):
+                    continue
+                table = self._table(collection)
+                row = db.execute(
+                    f"SELECT -bm25({table}, ?, 1.0) FROM {table} WHERE {table} MATCH ? "  # noqa: S608
+                    f"ORDER BY bm25({table}, ?, 1.0) LIMIT 1",
+                    (TITLE_WEIGHT, match, TITLE_WEIGHT),
+                ).fetchone()
+                if row is not None:
+                    best[collection.name] = float(row[0])
+            return best
+
+        try:
+            return await self._run(run)
+        except sqlite3.Error:
+            return {}
+
+    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
+        table = self._table(collection)
+        wanted = {p.id: p for p in passages}
+
+        def run(db: sqlite3.Connection) -> SyncStats:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
+                    "title, text, tokenize='porter unicode61 remove_diacritics 2')"
+                )
+                existing = dict(
+                    db.execute("SELECT id, rowid FROM passages WHERE collection = ?", (collection.name,))
+                )
+                stale = [rowid for pid, rowid in existing.items() if pid not in wanted]
+                for rowid in stale:
+                    db.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))  # noqa: S608
+                    db.execute("DELETE FROM passages WHERE rowid = ?", (rowid,))
+                added = 0
+                for passage in wanted.values():
+                    if passage.id in existing:
+                        continue
+                    cursor = db.execute(
+                        "INSERT INTO passages (id, collection, doc_id, source, title, url, text) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            passage.id,
+                            collection.name,
+                            passage.doc_id,
+                            passage.source,
+                            passage.title,
+                            passage.url,
+                            passage.text,
+                        ),
+                    )
+                    db.execute(
+                        f"INSERT INTO {table} (rowid, title, text) VALUES (?, ?, ?)",  # noqa: S608
+                        (cursor.lastrowid, passage.title, passage.text),
+                    )
+                    added += 1
+                db.execute(
+                    "INSERT INTO collections (name, indexed_at) VALUES (?, julianday('now')) "
+                    "ON CONFLICT (name) DO UPDATE SET indexed_at = excluded.indexed_at",
+                    (collection.name,),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            return SyncStats(added=added, removed=len(stale), unchanged=len(wanted) - added)
+
+        async with self._write_lock:
+            try:
+                return await self._run(run)
+            except sqlite3.Error as exc:
+                raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
+
+    async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
+        def run(db: sqlite3.Connection) -> list[Passage]:
+            found: list[Passage] = []
+            for source in sources:
+                rows = db.execute(
+                    "SELECT id, doc_id, title, url, text FROM passages "
+                    "WHERE collection = ? AND source = ? ORDER BY rowid",
+                    (collection.name, source),
+                ).fetchall()
+                found.extend(
+                    Passage(
+                        id=r[0],
+                        collection=collection.name,
+                        doc_id=r[1],
+                        source=source,
+                        title=r[2],
+                        url=r[3],
+                        text=r[4],
+                    )
+                    for r in rows
+                )
+            return found
+
+        return await self._run(run)
+
+    async def stats(self, collection: Collection) -> CollectionStats | None:
+        def run(db: sqlite3.Connection) -> CollectionStats | None:
+            if not self._indexed(db, collection):
+                return None
+            documents, passages = db.execute(
+                "SELECT COUNT(DISTINCT doc_id), COUNT(*) FROM passages WHERE collection = ?",
+                (collection.name,),
+            ).fetchone()
+            return CollectionStats(documents=documents, passages=passages)
+
+        return await self._run(run)
+
+    async def health(self) -> bool:
+        try:
+            return await self._run(lambda db: db.execute("SELECT 1").fetchone() == (1,))
+        except sqlite3.Error:
+            return False
+
+    async def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        with self._lock:
+            for connection in self._connections:
+                connection.close()
+            self._connections.clear()
+
+
+def build_embedded_backend(data_dir: Path) -> EmbeddedBackend:
+    """The default backend: a SQLite file under ``data_dir`` (created if needed)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return EmbeddedBackend(path=data_dir / DATABASE_NAME)

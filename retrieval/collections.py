@@ -1,0 +1,166 @@
+"""The collections file: which collections exist, where their sources are, who may search what."""
+
+import glob
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from retrieval.errors import CollectionsFileError
+
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+ANY_CHANNEL = "*"
+
+
+class Collection(BaseModel):
+    """One searchable collection; ``name`` is the id people type after ``in:``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=NAME_PATTERN)
+    title: str = Field(min_length=1)
+    description: str = ""
+    keywords: tuple[str, ...] = ()
+    index: str = ""
+    sources: tuple[str, ...] = Field(min_length=1)
+
+    @field_validator("index")
+    @classmethod
+    def _index_name(cls, value: str) -> str:
+        if value and not re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,200}", value):
+            raise ValueError("must be a lowercase Elasticsearch index or alias name")
+        return value
+
+    @property
+    def alias(self) -> str:
+        """The Elasticsearch alias that names this collection's live index."""
+        return self.index or f"confer-{self.name}"
+
+
+class ChannelPolicy(BaseModel):
+    """What may be searched in one channel, and what is searched when nobody says."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    allow: tuple[str, ...]
+    default: tuple[str, ...] = ()
+
+
+class CollectionsConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    collections: tuple[Collection, ...] = Field(min_length=1)
+    channels: dict[str, ChannelPolicy] = Field(default_factory=dict)
+    base_dir: Path = Path()
+    path: Path = Path("collections.yaml")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.collections)
+
+    def get(self, name: str) -> Collection | None:
+        return next((c for c in self.collections if c.name == name), None)
+
+    def policy_for(self, channel: str | None) -> ChannelPolicy:
+        """The channel's own policy, else the ``"*"`` policy, else everything is allowed."""
+        if channel is not None and channel in self.channels:
+            return self.channels[channel]
+        if ANY_CHANNEL in self.channels:
+            return self.channels[ANY_CHANNEL]
+        return ChannelPolicy(allow=self.names)
+
+
+def load_collections(path: Path) -> CollectionsConfig:
+    """Read and validate a collections file; every problem is reported in one error."""
+    try:
+        raw_text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CollectionsFileError(path=path, problems=["file not found"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CollectionsFileError(path=path, problems=[f"cannot read ({type(exc).__name__})"]) from exc
+    try:
+        raw: Any = yaml.safe_load(raw_text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise CollectionsFileError(path=path, problems=[f"not valid YAML{where}"]) from exc
+    if not isinstance(raw, dict):
+        raise CollectionsFileError(path=path, problems=["expected a mapping with 'collections'"])
+    try:
+        config = CollectionsConfig.model_validate({**raw, "base_dir": path.parent.resolve(), "path": path})
+    except ValidationError as exc:
+        raise CollectionsFileError(path=path, problems=describe_validation_errors(exc)) from None
+    problems = _consistency_problems(config)
+    if problems:
+        raise CollectionsFileError(path=path, problems=problems)
+    return config
+
+
+def describe_validation_errors(exc: ValidationError) -> list[str]:
+    """Field path and message for each error, never the offending input value."""
+    problems = []
+    for error in exc.errors(include_input=False, include_url=False):
+        location = ".".join(str(part) for part in error["loc"]) or "file"
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        problems.append(f"{location}: {message}")
+    return problems
+
+
+def _consistency_problems(config: CollectionsConfig) -> list[str]:
+    problems: list[str] = []
+    seen: set[str] = set()
+    for collection in config.collections:
+        if collection.name in seen:
+            problems.append(f"collection '{collection.name}' is defined more than once")
+        seen.add(collection.name)
+        for pattern in collection.sources:
+            problem = _pattern_problem(pattern)
+            if problem:
+                problems.append(f"collection '{collection.name}': source '{pattern}' {problem}")
+    for channel, policy in config.channels.items():
+        for name in policy.allow + policy.default:
+            if name not in seen:
+                problems.append(f"channels.{channel}: unknown collection '{name}'")
+        for name in policy.default:
+            if name in seen and name not in policy.allow:
+                problems.append(f"channels.{channel}: default '{name}' is not in allow")
+    return problems
+
+
+def _pattern_problem(pattern: str) -> str | None:
+    if not pattern.strip():
+        return "is empty"
+    if any("**" in part and part != "**" for part in pattern.split("/")):
+        return "is not a valid glob ('**' must be a whole path segment)"
+    if pattern.count("[") != pattern.count("]"):
+        return "is not a valid glob (unbalanced brackets)"
+    return None
+
+
+def resolve_sources(collection: Collection, config: CollectionsConfig) -> list[Path]:
+    """The files a collection ingests, sorted; relative patterns resolve against the file's folder.
+
+    Raises ``CollectionsFileError`` when a literal path does not exist or a glob matches nothing,
+    so a typo cannot silently empty a collection.
+    """
+    files: set[Path] = set()
+    problems: list[str] = []
+    for pattern in collection.sources:
+        full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
+        if glob.has_magic(pattern):
+            found = glob.glob(full, recursive=True)  # noqa: PTH207 (absolute or relative patterns)
+            matches = [Path(p) for p in found if Path(p).is_file()]
+            if not matches:
+                problems.append(f"collection '{collection.name}': '{pattern}' matches no files")
+            files.update(matches)
+        elif Path(full).is_file():
+            files.add(Path(full))
+        elif Path(full).is_dir():
+            files.update(p for p in Path(full).rglob("*") if p.is_file())
+        else:
+            problems.append(f"collection '{collection.name}': source '{pattern}' does not exist")
+    if problems:
+        raise CollectionsFileError(path=config.path, problems=problems)
+    return sorted(files)

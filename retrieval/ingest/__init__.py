@@ -1,0 +1,1 @@
+"""Turning source files into passages: loaders, chunker, and the indexing pipeline."""

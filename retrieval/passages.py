@@ -1,0 +1,47 @@
+"""Passages: the unit that is indexed, retrieved and cited."""
+
+import hashlib
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Passage(BaseModel):
+    """A chunk of one document in one collection; ``score`` is set by a search."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    collection: str
+    doc_id: str
+    source: str
+    title: str
+    url: str = ""
+    text: str
+    score: float = 0.0
+    highlights: tuple[str, ...] = ()
+
+    def scored(self, score: float, highlights: tuple[str, ...] = ()) -> "Passage":
+        return self.model_copy(update={"score": score, "highlights": highlights})
+
+
+class CollectionStats(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    documents: int
+    passages: int
+
+
+class SyncStats(BaseModel):
+    """What one ``sync_collection`` changed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    added: int
+    removed: int
+    unchanged: int
+
+
+def make_passage_id(source: str, chunk: int, text: str) -> str:
+    """Stable across re-indexing: same file, same chunk number, same content, same id."""
+    digest = hashlib.sha256(f"{source}\x00{chunk}\x00{text}".encode()).hexdigest()
+    return f"p_{digest[:20]}"
