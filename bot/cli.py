@@ -51,9 +51,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def say_error(line: str) -> None:
+    """One line on stderr, never wrapped or styled, so scripts and people read the same."""
+    sys.stderr.write(f"confer: {' '.join(line.split())}\n")
+    sys.stderr.flush()
+
+
+def _console(*, stderr: bool = False) -> Console:
+    """Wrap to the terminal's width on a terminal; elsewhere keep each line whole."""
+    console = Console(stderr=stderr, highlight=False)
+    if not console.is_terminal:
+        console.soft_wrap = True
+    return console
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    err = Console(stderr=True, highlight=False)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # --help and usage errors
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    err = _console(stderr=True)
     try:
         settings = load_settings()
         configure_logging(settings.log_level)
@@ -64,10 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_collections(settings, config))
         return asyncio.run(_ask(settings, config, args.question, args.targets, args.json, err))
     except _BAD_INPUT as exc:
-        err.print(Text(f"confer: {messages.describe_error(exc)}"))
+        say_error(messages.describe_error(exc))
         return EXIT_USAGE
     except ConferError as exc:
-        err.print(Text(f"confer: {messages.describe_error(exc)}"))
+        say_error(messages.describe_error(exc))
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
@@ -80,7 +97,7 @@ async def _index(settings: ConferSettings, config: CollectionsConfig, names: lis
     chosen = [c for c in config.collections if not names or c.name in names]
     plans = [(c, resolve_sources(c, config)) for c in chosen]  # every path problem before any write
     backend = build_backend(settings)
-    out = Console(highlight=False)
+    out = _console()
     failures = 0
     try:
         with Progress(
@@ -101,14 +118,14 @@ async def _index(settings: ConferSettings, config: CollectionsConfig, names: lis
                 report = await index_collection(backend, collection, config, files=files, on_file=advance)
                 failures += len(report.failures)
                 for failure in report.failures:
-                    err.print(Text(f"confer: {messages.describe_error(failure)}", style="yellow"))
+                    say_error(messages.describe_error(failure))
                 out.print(
                     f"{collection.name}: {report.documents} documents, {report.passages} passages "
                     f"(+{report.added} −{report.removed}, {report.unchanged} unchanged)"
                     + (f", {len(report.failures)} file(s) skipped" if report.failures else "")
                 )
     except IndexingError as exc:
-        err.print(Text(f"confer: {messages.describe_error(exc)}"))
+        say_error(messages.describe_error(exc))
         return EXIT_ERROR
     finally:
         await backend.close()
@@ -117,7 +134,7 @@ async def _index(settings: ConferSettings, config: CollectionsConfig, names: lis
 
 async def _collections(settings: ConferSettings, config: CollectionsConfig) -> int:
     backend = build_backend(settings)
-    out = Console(highlight=False)
+    out = _console()
     try:
         for collection in config.collections:
             stats = await backend.stats(collection)
@@ -152,7 +169,7 @@ async def _ask_once(
     service: ResearchService, text: str, extra: list[str], as_json: bool, err: Console
 ) -> int:
     question = service.make_question(text, extra_targets=extra)
-    out = Console(highlight=False)
+    out = _console()
     view = None if as_json else ProgressView(out, service.config)
     seconds = 0.0
 
@@ -168,7 +185,7 @@ async def _ask_once(
     except QuestionTimeoutError:
         if view is not None:
             view.stop()
-        err.print(Text(f"confer: {messages.TIMED_OUT}"))
+        say_error(messages.TIMED_OUT)
         return EXIT_ERROR
     if as_json:
         sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
@@ -178,7 +195,7 @@ async def _ask_once(
 
 
 async def _interactive(service: ResearchService, extra: list[str], err: Console) -> int:
-    out = Console(highlight=False)
+    out = _console()
     out.print(
         Text("Ask a question (empty line or Ctrl-D to quit). Collections: " + ", ".join(service.config.names))
     )
@@ -193,9 +210,9 @@ async def _interactive(service: ResearchService, extra: list[str], err: Console)
         try:
             await _ask_once(service, line, extra, False, err)
         except CollectionAccessError as exc:
-            err.print(Text(messages.describe_error(exc)))
+            say_error(messages.describe_error(exc))
         except EmptyQuestionError:
-            err.print(Text(messages.EMPTY_QUESTION))
+            say_error(messages.EMPTY_QUESTION)
         out.print()
 
 

@@ -101,7 +101,15 @@ def load_collections(path: Path) -> CollectionsConfig:
 def describe_validation_errors(exc: ValidationError) -> list[str]:
     """Field path and message for each error, never the offending input value."""
     problems = []
-    for error in exc.errors(include_input=False, include_url=False):
+    errors = exc.errors(include_input=False, include_url=False)
+    for error in errors:
+        nested = [
+            e
+            for e in errors
+            if len(e["loc"]) > len(error["loc"]) and e["loc"][: len(error["loc"])] == error["loc"]
+        ]
+        if error["type"] == "too_short" and nested:
+            continue  # "at least one item" only because the items themselves failed
         location = ".".join(str(part) for part in error["loc"]) or "file"
         message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
         problems.append(f"{location}: {message}")

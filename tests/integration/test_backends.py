@@ -1,0 +1,116 @@
+"""The SearchBackend contract, run against the embedded backend and Elasticsearch alike."""
+
+import asyncio
+import itertools
+from pathlib import Path
+
+import pytest
+
+from retrieval.backends import SearchBackend
+from retrieval.collections import CollectionsConfig
+from retrieval.errors import CollectionNotIndexedError
+from retrieval.ingest.pipeline import index_collection
+from tests.fakes.pdf import write_pdf
+
+
+async def _index_all(backend: SearchBackend, config: CollectionsConfig) -> None:
+    for collection in config.collections:
+        await index_collection(backend, collection, config)
+
+
+async def test_backend_search_finds_relevant_passage_with_score(
+    backend: SearchBackend, isolated_config: CollectionsConfig
+) -> None:
+    await _index_all(backend, isolated_config)
+    product = isolated_config.get("product")
+    assert product is not None
+    passages = await backend.search(product, "rate limit for Growth accounts requests per second", limit=5)
+    assert passages, "expected hits"
+    assert passages[0].source.endswith("rate-limits.md")
+    assert passages[0].collection == "product"
+    assert all(a.score >= b.score for a, b in itertools.pairwise(passages))
+    assert "50 requests per second" in passages[0].text
+
+
+async def test_backend_probe_scores_every_matching_collection_in_one_call(
+    backend: SearchBackend, isolated_config: CollectionsConfig
+) -> None:
+    await _index_all(backend, isolated_config)
+    scores = await backend.probe(list(isolated_config.collections), "parental leave weeks")
+    assert set(scores) <= set(isolated_config.names)
+    assert max(scores, key=lambda name: scores[name]) == "people"
+
+
+async def test_backend_reindex_is_idempotent_and_removes_deleted_files(
+    backend: SearchBackend, isolated_config: CollectionsConfig, sample_dir: Path
+) -> None:
+    security = isolated_config.get("security")
+    assert security is not None
+    first = await index_collection(backend, security, isolated_config)
+    again = await index_collection(backend, security, isolated_config)
+    assert first.added == first.passages > 0
+    assert (again.added, again.removed, again.unchanged) == (0, 0, first.passages)
+
+    (sample_dir / "samples/security/vendor-review.md").unlink()
+    after = await index_collection(backend, security, isolated_config)
+    assert after.removed > 0 and after.added == 0
+    hits = await backend.search(security, "vendor security review SOC 2", limit=10)
+    assert all(not p.source.endswith("vendor-review.md") for p in hits)
+    stats = await backend.stats(security)
+    assert stats is not None and stats.passages == after.passages
+
+
+async def test_backend_keeps_passages_of_a_file_that_became_unreadable(
+    backend: SearchBackend, isolated_config: CollectionsConfig, sample_dir: Path
+) -> None:
+    people = isolated_config.get("people")
+    assert people is not None
+    pdf = sample_dir / "samples/people/parental-leave.pdf"
+    first = await index_collection(backend, people, isolated_config)
+    pdf.write_bytes(b"%PDF-1.4 truncated garbage")
+    report = await index_collection(backend, people, isolated_config)
+    assert [f.path.name for f in report.failures] == ["parental-leave.pdf"]
+    assert report.passages == first.passages and report.removed == 0
+    hits = await backend.search(people, "parental leave weeks", limit=3)
+    assert hits and hits[0].source.endswith("parental-leave.pdf")
+
+
+async def test_backend_reports_collection_never_indexed(
+    backend: SearchBackend, isolated_config: CollectionsConfig
+) -> None:
+    engineering = isolated_config.get("engineering")
+    assert engineering is not None
+    with pytest.raises(CollectionNotIndexedError):
+        await backend.search(engineering, "deploy", limit=3)
+    assert await backend.stats(engineering) is None
+    assert await backend.health()
+
+
+async def test_backend_serves_readers_while_a_collection_is_rewritten(
+    backend: SearchBackend, isolated_config: CollectionsConfig, sample_dir: Path
+) -> None:
+    product = isolated_config.get("product")
+    assert product is not None
+    await index_collection(backend, product, isolated_config)
+    write_pdf(sample_dir / "samples/product/pricing.pdf", "Pricing", ["Starter costs 49 euros per month."])
+
+    async def reader() -> int:
+        counts = []
+        for _ in range(10):
+            counts.append(len(await backend.search(product, "webhook retries signature", limit=5)))
+        return min(counts)
+
+    results = await asyncio.gather(reader(), reader(), index_collection(backend, product, isolated_config))
+    assert results[0] > 0 and results[1] > 0  # never an empty, half-written collection
+    hits = await backend.search(product, "Starter pricing euros per month", limit=3)
+    assert any(p.source.endswith("pricing.pdf") for p in hits)
+
+
+async def test_backend_broad_search_finds_partial_words(
+    backend: SearchBackend, isolated_config: CollectionsConfig
+) -> None:
+    await _index_all(backend, isolated_config)
+    product = isolated_config.get("product")
+    assert product is not None
+    assert await backend.search(product, "webhoo", limit=3) == []
+    assert await backend.search(product, "webhoo", limit=3, broad=True)

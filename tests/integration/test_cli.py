@@ -1,0 +1,154 @@
+"""``confer`` as people run it: exit codes, one clear line on errors, --json on stdout."""
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def kb(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(sample_dir)
+    monkeypatch.setenv("CONFER_DATA_DIR", str(sample_dir / ".confer"))
+    return sample_dir
+
+
+def test_index_then_ask_json(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["index"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"engineering: 8 documents, \d+ passages \(\+\d+ −0, 0 unchanged\)", out)
+    assert main(["ask", "How long is parental leave?", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["mode"] == "extractive"
+    assert "20 weeks" in payload["answer"]
+    assert {c["n"] for c in payload["citations"]} == {
+        int(n) for n in re.findall(r"\[(\d+)\]", payload["answer"])
+    }
+    assert all(c["status"] in ("ok", "empty", "failed", "timeout") for c in payload["collections"])
+
+
+def test_index_again_changes_nothing_and_named_index_works(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["index"]) == 0
+    capsys.readouterr()
+    assert main(["index", "product"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("product:") and "(+0 −0," in out and "engineering" not in out
+
+
+def test_ask_shows_progress_then_the_answer_and_sources(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["index"])
+    capsys.readouterr()
+    assert main(["ask", "How do the engineering and security policies differ on production access?"]) == 0
+    out = capsys.readouterr().out
+    assert "Researching: Engineering handbook, Security policy" in out
+    assert re.search(r"Engineering handbook: done, \d+ sources", out)
+    assert re.search(r"Security policy: done, \d+ sources", out)
+    assert "Sources" in out and "[1]" in out and "production-access.md" in out
+
+
+def test_collections_lists_counts(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["collections"]) == 0
+    assert "not indexed" in capsys.readouterr().out
+    main(["index"])
+    capsys.readouterr()
+    main(["collections"])
+    assert "people  People policies — 9 documents" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["ask", "   "], "Please ask a question"),
+        (["ask", "in:security"], "Please ask a question"),
+        (["ask", "in:nope what is this?"], "there is no collection 'nope'"),
+        (["ask", "what?", "--in", "nope"], "there is no collection 'nope'"),
+        (["index", "nope"], "there is no collection 'nope'"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    kb: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_missing_and_malformed_collections_file(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONFER_COLLECTIONS", str(kb / "missing.yaml"))
+    assert main(["ask", "hello"]) == 2
+    assert "missing.yaml: file not found" in capsys.readouterr().err
+    (kb / "bad.yaml").write_text("collections:\n  - name: x\n    title: X\n    sources: [a]\n    bogus: 1\n")
+    monkeypatch.setenv("CONFER_COLLECTIONS", str(kb / "bad.yaml"))
+    assert main(["index"]) == 2
+    err = capsys.readouterr().err
+    assert "collections.0.bogus: unknown key" in err and len(err.strip().splitlines()) == 1
+
+
+def test_bad_settings_exit_2_naming_the_variable(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONFER_MAX_FANOUT", "-1")
+    assert main(["collections"]) == 2
+    assert "CONFER_MAX_FANOUT" in capsys.readouterr().err
+
+
+def test_corrupt_pdf_is_reported_by_name_and_the_rest_is_indexed(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / "samples/security/broken.pdf").write_bytes(b"%PDF-1.7\nthis is not really a pdf")
+    assert main(["index", "security"]) == 0
+    captured = capsys.readouterr()
+    assert "broken.pdf: not a readable PDF" in captured.err
+    assert re.search(r"security: 8 documents, \d+ passages .*1 file\(s\) skipped", captured.out)
+
+
+def test_a_source_glob_that_matches_nothing_stops_before_writing(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (kb / "collections.yaml").read_text().replace("samples/product/**/*", "samples/produkt/**/*")
+    (kb / "collections.yaml").write_text(text)
+    assert main(["index"]) == 2
+    assert "'samples/produkt/**/*' matches no files" in capsys.readouterr().err
+    assert not (kb / ".confer/index.sqlite3").exists()
+
+
+def test_interactive_session_answers_each_line(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main(["index"])
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("How much is the home office budget?\nin:nope hi\n\n"))
+    assert main(["ask"]) == 0
+    captured = capsys.readouterr()
+    assert "1,000 euros" in captured.out
+    assert "there is no collection 'nope'" in captured.err
+
+
+def test_python_dash_m_bot_prints_only_json_on_stdout(kb: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "bot", "index"], cwd=kb, env=env, check=True, capture_output=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "ask", "What is the rate limit for Growth accounts?", "--json"],
+        cwd=kb,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert "50 requests per second" in payload["answer"]

@@ -1,0 +1,39 @@
+from graph.extractive import draft_claims
+from retrieval.passages import Passage
+
+
+def _p(pid: str, text: str, score: float = 1.0, title: str = "T") -> Passage:
+    return Passage(id=pid, collection="c", doc_id=pid, source=pid, title=title, text=text, score=score)
+
+
+def test_picks_the_sentence_that_covers_the_question_verbatim() -> None:
+    passages = [
+        _p(
+            "a",
+            "The office is in Lyon. Parental leave lasts twenty weeks for every parent. Lunch is free.",
+            5.0,
+        ),
+        _p("b", "Holidays accrue monthly and carry over.", 4.0),
+    ]
+    [first, *_] = draft_claims("how many weeks of parental leave", passages, limit=2)
+    assert first.text == "Parental leave lasts twenty weeks for every parent."
+    assert first.passage_ids == ("a",)
+
+
+def test_diverse_claims_and_no_near_repeats() -> None:
+    passages = [
+        _p(
+            "a",
+            "Production access lasts four hours at most. Production access lasts four hours at most, always.",
+            5.0,
+        ),
+        _p("b", "Access reviews happen every quarter for production systems.", 4.0),
+    ]
+    claims = draft_claims("production access hours reviews", passages, limit=3)
+    texts = [c.text for c in claims]
+    assert len(texts) == len(set(texts)) == 2
+    assert any("quarter" in t for t in texts)
+
+
+def test_sentences_without_question_words_are_never_claims() -> None:
+    assert draft_claims("parental leave", [_p("a", "Lunch is served at noon every day.")], limit=3) == []

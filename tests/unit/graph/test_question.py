@@ -1,0 +1,48 @@
+import pytest
+
+from graph.question import classify_question, comparison_sides, extract_targets
+
+
+def test_in_targets_are_taken_out_anywhere_in_the_text() -> None:
+    assert extract_targets("in:eng,Security how do deploys work? in:hr") == (
+        "how do deploys work?",
+        ("eng", "security", "hr"),
+    )
+    assert extract_targets("what is login:admin about") == ("what is login:admin about", ())
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("hi", "greeting"),
+        ("Hello there!", "greeting"),
+        ("thanks!", "thanks"),
+        ("help", "help"),
+        ("   ", "help"),
+        ("How do the engineering and security policies differ on production access?", "comparative"),
+        ("Which is older, the Eiffel Tower or Big Ben?", "comparative"),
+        ("Tell me about on-call", "exploratory"),
+        ("How long is parental leave?", "factual"),
+        ("hi, how long is parental leave?", "factual"),
+    ],
+)
+def test_classify_question(text: str, kind: str) -> None:
+    assert classify_question(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "sides"),
+    [
+        (
+            "How do the engineering and security policies differ on production access?",
+            ("engineering", "security policies"),
+        ),
+        ("Which is older, the Eiffel Tower or Big Ben?", ("the Eiffel Tower", "Big Ben")),
+        ("What is the difference between API keys and single sign-on?", ("API keys", "single sign-on")),
+        ("Compare time off with sick leave", ("time off", "sick leave")),
+        ("Are Winner and History both boy groups?", ("Winner", "History")),
+        ("How long is parental leave?", ()),
+    ],
+)
+def test_comparison_sides(text: str, sides: tuple[str, ...]) -> None:
+    assert comparison_sides(text) == sides

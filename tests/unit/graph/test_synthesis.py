@@ -1,0 +1,133 @@
+from graph.context import ResearchLimits
+from graph.models import Claim, Finding, Plan, ResearchTask
+from graph.synthesis import build_answer, merge_passages, select_claims, synthesize_extractive
+from retrieval.passages import Passage
+
+
+def _p(pid: str, collection: str, text: str, score: float) -> Passage:
+    return Passage(
+        id=pid, collection=collection, doc_id=pid, source=f"{pid}.md", title=pid, text=text, score=score
+    )
+
+
+def _plan(*names: str, kind: str = "factual") -> Plan:
+    return Plan(
+        kind=kind,
+        routing="automatic",
+        tasks=tuple(ResearchTask(collection=n, queries=("q",), question="q") for n in names),
+    )
+
+
+def _finding(collection: str, passages: list[Passage], claims: list[Claim]) -> Finding:
+    return Finding(
+        collection=collection, status="ok", passages=tuple(passages), claims=tuple(claims), seconds=0.1
+    )
+
+
+A1 = _p("a1", "eng", "Deploys roll out in three waves. Rollback is automatic.", 9.0)
+A2 = _p("a2", "eng", "Friday deploys need approval from the manager on duty.", 3.0)
+B1 = _p("b1", "sec", "Deploys to production require a change ticket.", 7.0)
+
+
+def test_citations_are_numbered_in_order_of_first_use_and_resolve() -> None:
+    findings = [
+        _finding(
+            "eng",
+            [A1, A2],
+            [
+                Claim(text="Deploys roll out in three waves.", passage_ids=("a1",), coverage=0.9),
+                Claim(
+                    text="Friday deploys need approval from the manager on duty.",
+                    passage_ids=("a2",),
+                    coverage=0.5,
+                ),
+            ],
+        ),
+        _finding(
+            "sec",
+            [B1],
+            [Claim(text="Deploys to production require a change ticket.", passage_ids=("b1",), coverage=0.8)],
+        ),
+    ]
+    answer = synthesize_extractive(_plan("eng", "sec"), findings, ResearchLimits())
+    numbers = [n for s in answer.sections for sentence in s.sentences for n in sentence.citations]
+    assert numbers == sorted(numbers) == list(range(1, len(answer.citations) + 1))
+    retrieved = {p.id for p in answer.retrieved}
+    assert all(c.passage.id in retrieved for c in answer.citations)
+    assert [s.collection for s in answer.sections] == ["eng", "sec"]
+
+
+def test_sentences_citing_unretrieved_or_unsupporting_passages_are_dropped() -> None:
+    claims = [
+        (Claim(text="Deploys roll out in three waves.", passage_ids=("a1",), coverage=0.9), "eng"),
+        (Claim(text="Deploys are forbidden on Mondays.", passage_ids=("ghost",), coverage=0.9), "eng"),
+        (
+            Claim(text="Quantum chairs levitate under marketing budgets.", passage_ids=("a1",), coverage=0.9),
+            "eng",
+        ),
+    ]
+    answer, dropped = build_answer(_plan("eng"), [_finding("eng", [A1], [])], claims)
+    assert dropped == 2
+    assert [s.text for sec in answer.sections for s in sec.sentences] == ["Deploys roll out in three waves."]
+    assert [c.passage.id for c in answer.citations] == ["a1"]
+
+
+def test_near_duplicate_claims_merge_their_citations() -> None:
+    findings = [
+        _finding(
+            "eng", [A1], [Claim(text="Deploys roll out in three waves.", passage_ids=("a1",), coverage=0.9)]
+        ),
+        _finding(
+            "sec",
+            [_p("b2", "sec", "Deploys roll out in three waves!", 8.0)],
+            [Claim(text="Deploys roll out in three waves!", passage_ids=("b2",), coverage=0.9)],
+        ),
+    ]
+    answer = synthesize_extractive(_plan("eng", "sec"), findings, ResearchLimits())
+    [section] = answer.sections
+    [sentence] = section.sentences
+    assert sentence.citations == (1, 2)
+
+
+def test_merge_uses_raw_scores_not_rank_positions() -> None:
+    weak_top = _p("w", "other", "x", 1.0)
+    findings = [_finding("eng", [A1, A2], []), _finding("other", [weak_top], [])]
+    assert [p.id for p in merge_passages(findings)] == ["a1", "a2", "w"]
+
+
+def test_comparison_keeps_the_best_claim_of_every_collection() -> None:
+    words = ["alpha beta", "gamma delta", "epsilon zeta", "eta theta", "iota kappa"]
+    strong = [
+        Claim(text=f"Deploys roll out in three waves, {w}.", passage_ids=("a1",), coverage=0.95)
+        for w in words
+    ]
+    passage = _p("a1", "eng", " ".join(c.text for c in strong), 9.0)
+    findings = [
+        _finding("eng", [passage], strong),
+        _finding(
+            "sec",
+            [B1],
+            [Claim(text="Deploys to production require a change ticket.", passage_ids=("b1",), coverage=0.2)],
+        ),
+    ]
+    limits = ResearchLimits(answer_sentences=3)
+    factual = select_claims(_plan("eng", "sec"), findings, limits)
+    assert {c for _, c in factual} == {"eng"}
+    comparative = select_claims(_plan("eng", "sec", kind="comparative"), findings, limits)
+    assert {c for _, c in comparative} == {"eng", "sec"}
+
+
+def test_failed_and_timed_out_collections_are_reported() -> None:
+    findings = [
+        _finding(
+            "eng", [A1], [Claim(text="Deploys roll out in three waves.", passage_ids=("a1",), coverage=0.9)]
+        ),
+        Finding(collection="sec", status="timeout", reason="time budget exceeded", seconds=1.0),
+    ]
+    answer = synthesize_extractive(_plan("eng", "sec", "hr"), findings, ResearchLimits())
+    assert answer.partial
+    assert [(o.name, o.status) for o in answer.outcomes] == [
+        ("eng", "ok"),
+        ("sec", "timeout"),
+        ("hr", "failed"),
+    ]

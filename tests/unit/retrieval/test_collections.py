@@ -1,0 +1,97 @@
+from pathlib import Path
+
+import pytest
+
+from retrieval.collections import load_collections, resolve_sources
+from retrieval.errors import CollectionsFileError
+
+VALID = """
+collections:
+  - name: eng
+    title: Engineering
+    sources: [docs/*.md]
+  - name: hr
+    title: People
+    sources: [hr.txt]
+channels:
+  C1: {allow: [eng], default: [eng]}
+  "*": {allow: [eng, hr]}
+"""
+
+
+def _file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "collections.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_valid_file_and_channel_policies(tmp_path: Path) -> None:
+    config = load_collections(_file(tmp_path, VALID))
+    assert config.names == ("eng", "hr")
+    assert config.get("eng") is not None and config.get("eng").alias == "confer-eng"  # type: ignore[union-attr]
+    assert config.policy_for("C1").allow == ("eng",)
+    assert config.policy_for("C9").allow == ("eng", "hr")
+    assert config.policy_for(None).allow == ("eng", "hr")
+
+
+def test_sources_resolve_against_the_files_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/a.md").write_text("# A\ntext")
+    (tmp_path / "hr.txt").write_text("text")
+    config = load_collections(_file(tmp_path, VALID))
+    monkeypatch.chdir("/")
+    assert resolve_sources(config.collections[0], config) == [tmp_path / "docs/a.md"]
+    (tmp_path / "hr.txt").unlink()
+    with pytest.raises(CollectionsFileError, match=r"'hr\.txt' does not exist"):
+        resolve_sources(config.collections[1], config)
+
+
+def test_glob_matching_nothing_is_an_error(tmp_path: Path) -> None:
+    config = load_collections(_file(tmp_path, VALID))
+    with pytest.raises(CollectionsFileError, match="matches no files"):
+        resolve_sources(config.collections[0], config)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "collections:\n  - name: a\n    title: A\n    sources: [x]\n    colour: red\n",
+            "collections.0.colour: unknown key",
+        ),
+        (
+            "collections:\n  - {name: a, title: A, sources: [x]}\n  - {name: a, title: B, sources: [y]}\n",
+            "more than once",
+        ),
+        ("collections:\n  - {name: Bad Name, title: A, sources: [x]}\n", "collections.0.name"),
+        ("collections:\n  - {name: a, title: A, sources: ['docs/**.md']}\n", "not a valid glob"),
+        (
+            "collections:\n  - {name: a, title: A, sources: [x]}\nchannels:\n  C1: {allow: [b]}\n",
+            "unknown collection 'b'",
+        ),
+        (
+            "collections:\n  - {name: a, title: A, sources: [x]}\n  - {name: b, title: B, sources: [y]}\n"
+            "channels:\n  C1: {allow: [a], default: [b]}\n",
+            "default 'b' is not in allow",
+        ),
+        ("collections: [\n", "not valid YAML at line"),
+        ("- just a list\n", "expected a mapping"),
+        ("collections: []\n", "collections"),
+    ],
+)
+def test_invalid_files_name_every_problem(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(CollectionsFileError) as caught:
+        load_collections(_file(tmp_path, text))
+    assert any(expected in problem for problem in caught.value.problems), caught.value.problems
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(CollectionsFileError, match="file not found"):
+        load_collections(tmp_path / "nope.yaml")
+
+
+def test_several_problems_are_reported_together(tmp_path: Path) -> None:
+    text = "collections:\n  - {name: a, title: A, sources: [x], extra: 1}\n  - {name: b, sources: [y]}\n"
+    with pytest.raises(CollectionsFileError) as caught:
+        load_collections(_file(tmp_path, text))
+    assert len(caught.value.problems) == 2
