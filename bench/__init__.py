@@ -1,0 +1,1 @@
+"""Benchmarks: ``make bench`` measures and writes a report; nothing here passes or fails on timing."""

@@ -1,0 +1,51 @@
+"""Synthetic passages for benchmarks: Zipf-distributed words over one fixed vocabulary."""
+
+import itertools
+import random
+from functools import cache
+
+from retrieval.passages import Passage
+
+VOCABULARY_SIZE = 20_000
+
+
+@cache
+def vocabulary() -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """Words and their cumulative Zipf weights; the same for every caller."""
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words: set[str] = set()
+    while len(words) < VOCABULARY_SIZE:
+        words.add("".join(rng.choice(letters) for _ in range(rng.randint(4, 9))))
+    ordered = tuple(sorted(words))
+    cumulative = tuple(itertools.accumulate(1 / (rank + 1) for rank in range(len(ordered))))
+    return ordered, cumulative
+
+
+def synthetic_passages(
+    collection: str, count: int, *, seed: int = 7, words_per_passage: int = 60
+) -> list[Passage]:
+    rng = random.Random(seed)
+    vocab, cumulative = vocabulary()
+    passages = []
+    for i in range(count):
+        words = rng.choices(vocab, cum_weights=cumulative, k=words_per_passage)
+        sentences = [" ".join(words[j : j + 12]).capitalize() + "." for j in range(0, len(words), 12)]
+        passages.append(
+            Passage(
+                id=f"{collection}-{i}",
+                collection=collection,
+                doc_id=f"{collection}-doc-{i // 5}",
+                source=f"synthetic/{collection}/{i // 5}.md",
+                title=" ".join(rng.choices(vocab, cum_weights=cumulative, k=4)).title(),
+                text=" ".join(sentences),
+            )
+        )
+    return passages
+
+
+def synthetic_queries(count: int, *, seed: int = 11) -> list[str]:
+    """2–5 mid-frequency words: not stopword-like, not unseen."""
+    rng = random.Random(seed)
+    pool = vocabulary()[0][50:5000]
+    return [" ".join(rng.sample(pool, rng.randint(2, 5))) for _ in range(count)]

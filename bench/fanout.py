@@ -1,0 +1,76 @@
+"""Fan-out efficiency: N collections whose searches take a fixed time, parallel and sequential."""
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.corpus import synthetic_passages
+from bot.metrics import build_metrics
+from bot.service import ResearchService
+from graph.context import ResearchLimits
+from graph.events import AnswerReady, BranchFinished, ProgressEvent
+from retrieval.backends.embedded import build_embedded_backend
+from retrieval.collections import Collection, CollectionsConfig
+from tests.fakes.backends import FaultyBackend
+
+
+async def measure_fanout(collections: int, latency: float, runs: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        inner = build_embedded_backend(Path(tmp))
+        config = CollectionsConfig(
+            collections=tuple(
+                Collection(name=f"c{i}", title=f"Collection {i}", sources=("x",)) for i in range(collections)
+            )
+        )
+        for collection in config.collections:
+            await inner.sync_collection(
+                collection, synthetic_passages(collection.name, 200, seed=len(collection.name))
+            )
+        backend = FaultyBackend(inner, default_delay=latency)
+        service = ResearchService(
+            config=config,
+            backend=backend,
+            metrics=build_metrics(),
+            limits=ResearchLimits(max_fanout=collections, branch_timeout=30),
+            question_timeout=60,
+        )
+        query = "in:" + ",".join(config.names) + " " + synthetic_passages("c0", 1)[0].text.split(".")[0]
+        question = service.make_question(query)
+        results: dict[str, list[dict[str, float]]] = {"parallel": [], "sequential": []}
+        for mode in ("parallel", "sequential"):
+            for _ in range(runs):
+                marks: dict[str, float] = {}
+                slowest = 0.0
+
+                async def on_event(event: ProgressEvent, marks: dict[str, float] = marks) -> None:
+                    nonlocal slowest
+                    now = time.perf_counter()
+                    if isinstance(event, BranchFinished):
+                        slowest = max(slowest, event.seconds)
+                        marks["last_branch"] = now
+                    elif isinstance(event, AnswerReady):
+                        marks["answer"] = now
+
+                started = time.perf_counter()
+                await service.answer(
+                    question, surface="cli", on_event=on_event, sequential=mode == "sequential"
+                )
+                total = time.perf_counter() - started
+                synthesis = marks["answer"] - marks["last_branch"]
+                results[mode].append({"total": total, "slowest_branch": slowest, "synthesis": synthesis})
+        await backend.close()
+    summary: dict[str, Any] = {"collections": collections, "branch_latency_seconds": latency, "runs": runs}
+    for mode, rows in results.items():
+        total = statistics.median(r["total"] for r in rows)
+        critical = statistics.median(r["slowest_branch"] + r["synthesis"] for r in rows)
+        summary[mode] = {
+            "median_seconds": round(total, 4),
+            "median_critical_path_seconds": round(critical, 4),
+            "ratio_to_critical_path": round(total / critical, 3),
+        }
+    summary["speedup"] = round(
+        summary["sequential"]["median_seconds"] / summary["parallel"]["median_seconds"], 2
+    )
+    return summary
