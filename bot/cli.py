@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--in", dest="targets", default="", metavar="a,b", help="search only these collections")
     ask.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     commands.add_parser("collections", help="list collections with document and passage counts")
+    commands.add_parser(
+        "serve", help="run the Slack service (HTTP mode, or Socket Mode with SLACK_APP_TOKEN)"
+    )
     return parser
 
 
@@ -79,6 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_index(settings, config, args.names, err))
         if args.command == "collections":
             return asyncio.run(_collections(settings, config))
+        if args.command == "serve":
+            from bot.serve import check_slack_settings, run_server
+
+            check_slack_settings(settings)
+            return asyncio.run(run_server(settings))
         return asyncio.run(_ask(settings, config, args.question, args.targets, args.json, err))
     except _BAD_INPUT as exc:
         say_error(messages.describe_error(exc))

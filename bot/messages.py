@@ -87,3 +87,30 @@ def describe_error(error: ConferError) -> str:
     if isinstance(error, EmptyQuestionError):
         return EMPTY_QUESTION
     return UNEXPECTED
+
+
+COMMAND_USAGE = (
+    "*Usage:* `/ask [in:a,b] QUESTION`\n"
+    "• `/ask How long is parental leave?` researches every collection this channel may search.\n"
+    "• `/ask in:security,engineering Who approves production access?` searches only those.\n"
+    "• `/ask list` shows the collections of this channel; `/ask help` shows this."
+)
+SHUTTING_DOWN = "I'm restarting right now. Please ask again in a minute."
+QUEUED = "Queued"
+
+
+def collections_list(entries: list[tuple[str, str, str]]) -> str:
+    """``/ask list``: name, title and description of each collection this channel may search."""
+    if not entries:
+        return "No collections may be searched in this channel."
+    lines = ["Collections you can search here (use `in:NAME`):"]
+    lines.extend(
+        f"• `{name}`: {title}" + (f" — {description}" if description else "")
+        for name, title, description in entries
+    )
+    return "\n".join(lines)
+
+
+def asked_by(user_mention: str, question: str) -> str:
+    """The root message of a ``/ask`` thread, restating the question and who asked."""
+    return f"{user_mention} asked: {question}"

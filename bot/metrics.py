@@ -25,6 +25,7 @@ class ConferMetrics:
     events_deduplicated: Counter
     citations_dropped: Counter
     questions_in_flight: Gauge
+    feedback: Counter
 
 
 def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
@@ -103,4 +104,5 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
         questions_in_flight=Gauge(
             "confer_questions_in_flight", "Questions being answered now.", registry=registry
         ),
+        feedback=Counter("confer_feedback", "Answer feedback clicks by vote.", ["vote"], registry=registry),
     )

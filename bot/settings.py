@@ -50,6 +50,11 @@ class ConferSettings(BaseSettings):
     slack_app_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_APP_TOKEN"))
     slack_api_url: str | None = Field(None, validation_alias=_env("SLACK_API_URL"))
     port: int = Field(3000, ge=1, le=65535, validation_alias=_env("PORT"))
+    max_concurrent_questions: int = Field(
+        8, ge=1, le=256, validation_alias=_env("CONFER_MAX_CONCURRENT_QUESTIONS")
+    )
+    shutdown_grace: float = Field(30.0, ge=0, le=600, validation_alias=_env("CONFER_SHUTDOWN_GRACE_SECONDS"))
+    dedupe_ttl: int = Field(3600, ge=60, le=7 * 86400, validation_alias=_env("CONFER_DEDUPE_TTL_SECONDS"))
 
     redis_url: SecretStr | None = Field(None, validation_alias=_env("REDIS_URL"))
     database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))

@@ -152,3 +152,11 @@ def test_python_dash_m_bot_prints_only_json_on_stdout(kb: Path) -> None:
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert "50 requests per second" in payload["answer"]
+
+
+def test_serve_without_credentials_names_the_missing_variables(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert "SLACK_BOT_TOKEN: required by confer serve" in err and "SLACK_SIGNING_SECRET" in err

@@ -1,0 +1,1 @@
+"""The Slack surface: Bolt app, payload parsing, status messages, Block Kit answers."""

@@ -1,0 +1,265 @@
+"""The Bolt app: mentions, ``/ask``, feedback buttons; each question answered in its thread."""
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import messages
+from bot.metrics import ConferMetrics
+from bot.render import collection_title
+from bot.scheduler import QuestionScheduler, ShuttingDownError
+from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService, Surface
+from bot.slack.blocks import Row, StatusState, answer_message, summary_line
+from bot.slack.dedupe import EventDeduplicator
+from bot.slack.gateway import SlackCallError, SlackGateway
+from bot.slack.mrkdwn import neutralize
+from bot.slack.payloads import PayloadError, is_user_id, parse_command, parse_mention, strip_bot_mention
+from bot.slack.status import StatusMessage
+from graph.events import BranchFinished, PlanReady, ProgressEvent
+from graph.models import Question
+from graph.nodes import DIRECT_KINDS
+from graph.planning import CollectionAccessError
+from graph.question import classify_question
+
+logger = logging.getLogger(__name__)
+
+COMMAND = "/ask"
+
+
+@dataclass
+class SlackResponder:
+    """Answers one question in one thread: status message, research, answer, final summary."""
+
+    service: ResearchService
+    gateway: SlackGateway
+    scheduler: QuestionScheduler
+    status_interval: float = 1.0
+
+    async def post(self, channel: str, thread_ts: str | None, text: str, **extra: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "channel": channel,
+            "text": text,
+            "unfurl_links": False,
+            "unfurl_media": False,
+        }
+        if thread_ts:
+            params["thread_ts"] = thread_ts
+        return await self.gateway.call("chat.postMessage", **params, **extra)
+
+    async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
+        params: dict[str, Any] = {"channel": channel, "user": user, "text": text}
+        if thread_ts:
+            params["thread_ts"] = thread_ts
+        try:
+            await self.gateway.call("chat.postEphemeral", **params)
+        except SlackCallError:
+            logger.warning("could not send an ephemeral message")
+
+    async def answer(
+        self, *, team: str, channel: str, thread_ts: str, question: Question, surface: Surface
+    ) -> None:
+        config = self.service.config
+        if classify_question(question.text) in DIRECT_KINDS:
+            answer = await self.service.answer(question, surface=surface)
+            blocks, text = answer_message(answer, config)
+            await self.post(channel, thread_ts, text, blocks=blocks)
+            return
+        status = StatusMessage(
+            gateway=self.gateway,
+            config=config,
+            team=team,
+            channel=channel,
+            thread_ts=thread_ts,
+            min_interval=self.status_interval,
+        )
+        started = time.monotonic()
+        try:
+            await status.post()
+
+            async def queued(position: int) -> None:
+                def change(state: StatusState) -> None:
+                    state.phase, state.queue_position = "queued", position
+
+                status.update(change)
+
+            async with self.scheduler.slot(on_queued=queued):
+                status.update(lambda s: setattr(s, "phase", "researching"))
+                answer = await self.service.answer(
+                    question, surface=surface, on_event=_status_updater(status)
+                )
+            blocks, text = answer_message(answer, config)
+            await self.post(channel, thread_ts, text, blocks=blocks)
+            status.update(lambda s: _finish(s, "done", summary_line(answer, time.monotonic() - started)))
+        except QuestionTimeoutError:
+            status.update(lambda s: _finish(s, "failed", "⏱️ Stopped: the question ran out of time."))
+            await self._say(channel, thread_ts, messages.TIMED_OUT)
+        except asyncio.CancelledError:
+            status.update(lambda s: _finish(s, "interrupted", "⏹️ Interrupted."))
+            await asyncio.shield(self._finish_interrupted(status, channel, thread_ts))
+            raise
+        except SlackCallError as error:
+            logger.warning("could not post to slack", extra={"method": error.method, "error": error.error})
+        except Exception:
+            logger.exception("question failed")
+            status.update(lambda s: _finish(s, "failed", "⚠️ Something went wrong."))
+            await self._say(channel, thread_ts, messages.UNEXPECTED)
+        await status.close()
+
+    async def _finish_interrupted(self, status: StatusMessage, channel: str, thread_ts: str) -> None:
+        await self._say(channel, thread_ts, messages.INTERRUPTED)
+        await status.close(wait=10)
+
+    async def _say(self, channel: str, thread_ts: str, text: str) -> None:
+        try:
+            await self.post(channel, thread_ts, text)
+        except SlackCallError:
+            logger.warning("could not post to slack")
+
+
+def _finish(state: StatusState, phase: str, summary: str) -> None:
+    state.phase, state.summary = phase, summary
+
+
+def _status_updater(status: StatusMessage) -> Callable[[ProgressEvent], Awaitable[None]]:
+    async def on_event(event: ProgressEvent) -> None:
+        if isinstance(event, PlanReady):
+            status.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
+        elif isinstance(event, BranchFinished):
+            row = Row(status=event.status, sources=event.sources, seconds=event.seconds, reason=event.reason)
+            status.update(lambda s: s.rows.__setitem__(event.collection, row))
+
+    return on_event
+
+
+def build_slack_app(
+    *,
+    token: str,
+    signing_secret: str,
+    client: AsyncWebClient,
+    responder: SlackResponder,
+    dedupe: EventDeduplicator,
+    metrics: ConferMetrics,
+) -> AsyncApp:
+    app = AsyncApp(
+        token=token,
+        signing_secret=signing_secret,
+        client=client,
+        process_before_response=False,
+        logger=logging.getLogger("slack_bolt"),
+    )
+    service = responder.service
+    scheduler = responder.scheduler
+
+    @app.event("app_mention")
+    async def on_mention(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        try:
+            mention = parse_mention(body)
+        except PayloadError:
+            logger.warning("ignored a malformed app_mention")
+            return
+        if mention.event_id and not await dedupe.first_delivery(mention.event_id):
+            metrics.events_deduplicated.inc()
+            return
+        text = strip_bot_mention(mention.text, context.bot_user_id)
+        thread = mention.reply_thread
+        try:
+            question = service.make_question(text, channel=mention.channel)
+        except EmptyQuestionError:
+            await responder.ephemeral(mention.channel, mention.user, messages.USAGE, thread)
+            service.record_rejected("mention")
+            return
+        except CollectionAccessError as error:
+            await responder.ephemeral(
+                mention.channel, mention.user, messages.collection_access(error), thread
+            )
+            service.record_rejected("mention")
+            return
+        try:
+            scheduler.submit(
+                responder.answer(
+                    team=mention.team,
+                    channel=mention.channel,
+                    thread_ts=thread,
+                    question=question,
+                    surface="mention",
+                )
+            )
+        except ShuttingDownError:
+            await responder.ephemeral(mention.channel, mention.user, messages.SHUTTING_DOWN, thread)
+
+    @app.command(COMMAND)
+    async def on_command(ack: AsyncAck, body: dict[str, Any]) -> None:
+        try:
+            command = parse_command(body)
+        except PayloadError:
+            await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
+            return
+        word = command.text.strip().lower()
+        if word in ("", "help"):
+            await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
+            return
+        if word == "list":
+            await ack(response_type="ephemeral", text=_collections_list(service, command.channel))
+            return
+        try:
+            question = service.make_question(command.text, channel=command.channel)
+        except EmptyQuestionError:
+            await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
+            return
+        except CollectionAccessError as error:
+            service.record_rejected("command")
+            await ack(response_type="ephemeral", text=messages.collection_access(error))
+            return
+        if not scheduler.accepting:
+            await ack(response_type="ephemeral", text=messages.SHUTTING_DOWN)
+            return
+        await ack()
+        scheduler.submit(_answer_command(responder, command.team, command.channel, command.user, question))
+
+    @app.action(re.compile(r"^feedback_(up|down)$"))
+    async def on_feedback(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        actions = body.get("actions") or [{}]
+        vote = "up" if actions[0].get("action_id") == "feedback_up" else "down"
+        metrics.feedback.labels(vote).inc()
+        logger.info(
+            "answer feedback", extra={"vote": vote, "answer": str(actions[0].get("block_id", ""))[:40]}
+        )
+
+    return app
+
+
+async def _answer_command(
+    responder: SlackResponder, team: str, channel: str, user: str, question: Question
+) -> None:
+    """Slash commands cannot run in threads: post a root message restating the question, then
+    answer under it."""
+    asker = f"<@{user}>" if is_user_id(user) else "Someone"
+    try:
+        root = await responder.post(channel, None, messages.asked_by(asker, neutralize(question.text)))
+    except SlackCallError as error:
+        logger.warning("could not post the question", extra={"error": error.error})
+        return
+    await responder.answer(
+        team=team, channel=channel, thread_ts=str(root.get("ts", "")), question=question, surface="command"
+    )
+
+
+def _collections_list(service: ResearchService, channel: str) -> str:
+    config = service.config
+    allowed = config.policy_for(channel).allow
+    entries = []
+    for name in allowed:
+        collection = config.get(name)
+        if collection is not None:
+            entries.append(
+                (name, neutralize(collection_title(config, name)), neutralize(collection.description))
+            )
+    return messages.collections_list(entries)

@@ -1,0 +1,113 @@
+"""Every Slack Web API call goes through here: metrics per method and outcome, 429 answers waited
+out (``Retry-After``), one retry for 5xx, and a per-workspace budget for ``chat.update``."""
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.metrics import ConferMetrics
+from retrieval.errors import ConferError
+
+logger = logging.getLogger(__name__)
+
+MAX_RETRY_AFTER = 60.0
+
+
+class SlackCallError(ConferError):
+    """A Web API call failed for good (``ok: false``, or still failing after retries)."""
+
+    def __init__(self, *, method: str, error: str) -> None:
+        self.method = method
+        self.error = error
+        super().__init__(f"{method}: {error}")
+
+
+class RateLimitedError(ConferError):
+    """A 429 that the caller chose to handle itself (status edits send the latest state instead)."""
+
+    def __init__(self, *, method: str, retry_after: float) -> None:
+        self.method = method
+        self.retry_after = retry_after
+        super().__init__(f"{method}: retry after {retry_after} s")
+
+
+class RateBudget:
+    """A token bucket per workspace: ``chat.update`` is Tier 3, about 50 calls a minute per app."""
+
+    def __init__(self, *, per_minute: float = 50.0, burst: float = 10.0) -> None:
+        self._rate = per_minute / 60.0
+        self._burst = burst
+        self._tokens: dict[str, float] = {}
+        self._stamp: dict[str, float] = {}
+        self._lock = asyncio.Lock()
+
+    async def acquire(self, team: str) -> None:
+        while True:
+            async with self._lock:
+                now = time.monotonic()
+                tokens = min(
+                    self._burst,
+                    self._tokens.get(team, self._burst) + (now - self._stamp.get(team, now)) * self._rate,
+                )
+                self._stamp[team] = now
+                if tokens >= 1:
+                    self._tokens[team] = tokens - 1
+                    return
+                self._tokens[team] = tokens
+                wait = (1 - tokens) / self._rate
+            await asyncio.sleep(wait)
+
+    def pause(self, team: str, seconds: float) -> None:
+        """After a 429, spend the bucket so nobody in this workspace edits before ``seconds``."""
+        self._tokens[team] = -seconds * self._rate
+        self._stamp[team] = time.monotonic()
+
+
+class SlackGateway:
+    def __init__(
+        self, *, client: AsyncWebClient, metrics: ConferMetrics, update_budget: RateBudget | None = None
+    ) -> None:
+        self.client = client
+        self.metrics = metrics
+        self.update_budget = update_budget or RateBudget()
+
+    async def call(
+        self, method: str, *, retry_rate_limited: bool = True, attempts: int = 4, **params: Any
+    ) -> dict[str, Any]:
+        for attempt in range(1, attempts + 1):
+            try:
+                response = await self.client.api_call(method, json=params)
+            except SlackApiError as exc:
+                status = exc.response.status_code
+                if status == 429:
+                    retry_after = min(float(exc.response.headers.get("Retry-After", 1) or 1), MAX_RETRY_AFTER)
+                    self.metrics.slack_rate_limited.labels(method).inc()
+                    self.metrics.slack_api_calls.labels(method, "rate_limited").inc()
+                    if not retry_rate_limited:
+                        raise RateLimitedError(method=method, retry_after=retry_after) from None
+                    if attempt < attempts:
+                        await asyncio.sleep(retry_after)
+                        continue
+                    raise SlackCallError(method=method, error="ratelimited") from None
+                if status >= 500:
+                    self.metrics.slack_api_calls.labels(method, "server_error").inc()
+                    if attempt < attempts:
+                        await asyncio.sleep(0.5 * attempt)
+                        continue
+                    raise SlackCallError(method=method, error=f"http_{status}") from None
+                error = (
+                    str(exc.response.get("error", "unknown_error"))
+                    if isinstance(exc.response.data, dict)
+                    else "unknown_error"
+                )
+                self.metrics.slack_api_calls.labels(method, "error").inc()
+                logger.warning("slack call failed", extra={"method": method, "error": error})
+                raise SlackCallError(method=method, error=error) from None
+            self.metrics.slack_api_calls.labels(method, "ok").inc()
+            data = response.data
+            return data if isinstance(data, dict) else {}
+        raise SlackCallError(method=method, error="retries exhausted")

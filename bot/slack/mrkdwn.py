@@ -1,0 +1,30 @@
+"""Making text safe to post: nothing from a document or a model may notify people or add links."""
+
+import re
+from urllib.parse import urlsplit
+
+ZERO_WIDTH = "\u200b"
+_BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+_URL_SCHEME = re.compile(r"\b(https?|ftp|mailto|slack|file)(:)", re.IGNORECASE)
+
+
+def escape(text: str) -> str:
+    """Escape the three characters Slack's mrkdwn gives meaning to. ``<!channel>``, ``<@U1>``,
+    ``<#C1>`` and ``<url|label>`` all need ``<``: escaped, they show as plain text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def neutralize(text: str) -> str:
+    """Escape, then break bare ``@here``-style words and URLs so Slack neither notifies nor
+    auto-links them. For text that came from documents or a model."""
+    text = escape(text)
+    text = _BROADCAST.sub(lambda m: "@" + ZERO_WIDTH + m.group(1), text)
+    return _URL_SCHEME.sub(lambda m: m.group(1) + ZERO_WIDTH + m.group(2), text)
+
+
+def safe_link(url: str, label: str) -> str:
+    """``<url|label>`` for an http(s) source URL; just the neutralized label for anything else."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or any(c in url for c in "<>| \n"):
+        return neutralize(label)
+    return f"<{escape(url.strip())}|{neutralize(label).replace('|', '¦')}>"

@@ -1,0 +1,43 @@
+"""The HTTP server: ``POST /slack/events``, ``GET /metrics``, ``GET /healthz``, ``GET /readyz``."""
+
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+
+from bot.metrics import ConferMetrics
+
+ReadyCheck = Callable[[], Awaitable[bool]]
+
+
+def build_web_app(*, bolt: AsyncApp | None, metrics: ConferMetrics, ready: ReadyCheck) -> web.Application:
+    app = web.Application(client_max_size=1024 * 1024)
+
+    async def slack_events(request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        assert bolt is not None
+        response = await bolt.async_dispatch(await to_bolt_request(request))
+        metrics.ack_duration.observe(time.perf_counter() - started)
+        return await to_aiohttp_response(response)
+
+    async def metrics_page(_: web.Request) -> web.Response:
+        body = generate_latest(metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def healthz(_: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def readyz(_: web.Request) -> web.Response:
+        if await ready():
+            return web.json_response({"status": "ready"})
+        return web.json_response({"status": "not ready"}, status=503)
+
+    if bolt is not None:
+        app.router.add_post("/slack/events", slack_events)
+    app.router.add_get("/metrics", metrics_page)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    return app

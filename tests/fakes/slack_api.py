@@ -1,0 +1,151 @@
+"""A fake Slack Web API on 127.0.0.1: records every call, answers like Slack, and can be told to
+answer 429 (with Retry-After), 5xx or ``ok: false`` for a method."""
+
+import asyncio
+import contextlib
+import itertools
+import json
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import web
+
+BOT_USER_ID = "UCONFER"
+TEAM_ID = "T0001"
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    params: dict[str, Any]
+    status: int
+    at: float
+
+
+@dataclass
+class Scripted:
+    status: int = 200
+    error: str | None = None
+    retry_after: int | None = None
+
+
+@dataclass
+class FakeSlackApi:
+    calls: list[Call] = field(default_factory=list)
+    _scripts: dict[str, deque[Scripted]] = field(default_factory=lambda: defaultdict(deque))
+    _ts: Any = field(default_factory=lambda: itertools.count(1))
+    _runner: web.AppRunner | None = None
+    url: str = ""
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def script(
+        self,
+        method: str,
+        *,
+        status: int = 200,
+        error: str | None = None,
+        retry_after: int | None = None,
+        times: int = 1,
+    ) -> None:
+        for _ in range(times):
+            self._scripts[method].append(Scripted(status=status, error=error, retry_after=retry_after))
+
+    async def start(self) -> "FakeSlackApi":
+        app = web.Application()
+        app.router.add_post("/api/{method}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        assert site._server is not None
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self.url = f"http://127.0.0.1:{port}/api"
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        raw = await request.text()
+        if request.content_type == "application/json":
+            params: dict[str, Any] = json.loads(raw) if raw else {}
+        else:
+            params = dict(parse_qsl(raw))
+            for key in ("blocks", "attachments"):
+                if isinstance(params.get(key), str):
+                    params[key] = json.loads(params[key])
+        script = self._scripts[method].popleft() if self._scripts[method] else None
+        status = script.status if script else 200
+        self.calls.append(Call(method=method, params=params, status=status, at=time.monotonic()))
+        self._changed.set()
+        if script and script.status == 429:
+            return web.json_response(
+                {"ok": False, "error": "ratelimited"},
+                status=429,
+                headers={"Retry-After": str(script.retry_after or 1)},
+            )
+        if script and script.status >= 500:
+            return web.Response(status=script.status, text="upstream error")
+        if script and script.error:
+            return web.json_response({"ok": False, "error": script.error})
+        return web.json_response(self._answer(method, params))
+
+    def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://confer.example/",
+                "team": "Test",
+                "user": "confer",
+                "team_id": TEAM_ID,
+                "user_id": BOT_USER_ID,
+                "bot_id": "BCONFER",
+                "is_enterprise_install": False,
+            }
+        if method == "chat.postMessage":
+            return {
+                "ok": True,
+                "channel": params.get("channel"),
+                "ts": f"1700000000.{next(self._ts):06d}",
+                "message": {"text": params.get("text", "")},
+            }
+        if method == "chat.update":
+            return {
+                "ok": True,
+                "channel": params.get("channel"),
+                "ts": params.get("ts"),
+                "text": params.get("text"),
+            }
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
+        return {"ok": True}
+
+    # What tests look at.
+    def ok_calls(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method and c.status == 200]
+
+    def posts(self) -> list[dict[str, Any]]:
+        return [c.params for c in self.ok_calls("chat.postMessage")]
+
+    def answers(self) -> list[dict[str, Any]]:
+        return [p for p in self.posts() if p.get("blocks")]
+
+    def updates(self, ts: str) -> list[str]:
+        return [c.params["text"] for c in self.ok_calls("chat.update") if c.params.get("ts") == ts]
+
+    async def wait_for(self, predicate: Callable[[], bool], within: float = 15.0) -> None:
+        """Wait until ``predicate`` holds, re-checking at each recorded call (no sleeps)."""
+        deadline = time.monotonic() + within
+        while not predicate():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError("timed out waiting for the fake Slack API")
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), min(remaining, 0.5))

@@ -1,0 +1,117 @@
+"""Sends requests to Confer the way Slack does: signed with the signing secret."""
+
+import json
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from aiohttp import ClientSession
+from slack_sdk.signature import SignatureVerifier
+
+from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID
+
+
+class SignedSlack:
+    def __init__(self, *, url: str, secret: str, session: ClientSession) -> None:
+        self.url = url
+        self.verifier = SignatureVerifier(secret)
+        self.session = session
+        self._events = 0
+
+    async def send(
+        self,
+        body: str,
+        content_type: str,
+        *,
+        timestamp: int | None = None,
+        signature: str | None = None,
+        retry_num: int | None = None,
+    ) -> tuple[int, str]:
+        stamp = str(timestamp if timestamp is not None else int(time.time()))
+        signed = signature or self.verifier.generate_signature(timestamp=stamp, body=body) or ""
+        headers = {
+            "Content-Type": content_type,
+            "X-Slack-Request-Timestamp": stamp,
+            "X-Slack-Signature": signed,
+        }
+        if retry_num is not None:
+            headers["X-Slack-Retry-Num"] = str(retry_num)
+            headers["X-Slack-Retry-Reason"] = "http_timeout"
+        async with self.session.post(self.url, data=body.encode(), headers=headers) as response:
+            return response.status, await response.text()
+
+    def mention_body(
+        self,
+        text: str,
+        *,
+        channel: str = "C0001",
+        user: str = "U0USER",
+        event_id: str | None = None,
+        ts: str | None = None,
+        thread_ts: str | None = None,
+    ) -> str:
+        self._events += 1
+        event: dict[str, Any] = {
+            "type": "app_mention",
+            "user": user,
+            "text": f"<@{BOT_USER_ID}> {text}",
+            "channel": channel,
+            "ts": ts or f"1699999999.{self._events:06d}",
+            "event_ts": ts or f"1699999999.{self._events:06d}",
+        }
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        return json.dumps(
+            {
+                "token": "legacy",
+                "team_id": TEAM_ID,
+                "api_app_id": "A0001",
+                "type": "event_callback",
+                "event_id": event_id or f"Ev{self._events:08d}",
+                "event_time": int(time.time()),
+                "event": event,
+                "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
+            }
+        )
+
+    async def mention(self, text: str, **kwargs: Any) -> tuple[int, str]:
+        return await self.send(self.mention_body(text, **kwargs), "application/json")
+
+    async def command(self, text: str, *, channel: str = "C0001", user: str = "U0USER") -> tuple[int, str]:
+        form = {
+            "token": "legacy",
+            "team_id": TEAM_ID,
+            "channel_id": channel,
+            "user_id": user,
+            "user_name": "someone",
+            "command": "/ask",
+            "text": text,
+            "response_url": "https://hooks.slack.invalid/commands/1",
+            "trigger_id": "1.2.3",
+            "api_app_id": "A0001",
+        }
+        return await self.send(urlencode(form), "application/x-www-form-urlencoded")
+
+    async def click(self, action_id: str, *, block_id: str = "feedback:abc") -> tuple[int, str]:
+        payload = {
+            "type": "block_actions",
+            "team": {"id": TEAM_ID},
+            "user": {"id": "U0USER"},
+            "channel": {"id": "C0001"},
+            "api_app_id": "A0001",
+            "trigger_id": "1.2.3",
+            "response_url": "https://hooks.slack.invalid/actions/1",
+            "container": {"type": "message"},
+            "actions": [
+                {
+                    "action_id": action_id,
+                    "block_id": block_id,
+                    "value": "up",
+                    "type": "button",
+                    "action_ts": "1700000000.1",
+                }
+            ],
+        }
+        return await self.send(
+            urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded"
+        )

@@ -1,0 +1,66 @@
+"""Runs the real ``confer serve`` stack in-process against the fake Slack API."""
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from aiohttp import ClientSession
+
+from bot.serve import SlackServer, build_server
+from bot.settings import load_settings
+from retrieval.backends import SearchBackend
+from retrieval.backends.embedded import build_embedded_backend
+from retrieval.collections import load_collections
+from retrieval.ingest.pipeline import index_collection
+from tests.fakes.backends import FaultyBackend
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.slack_client import SignedSlack
+
+SIGNING_SECRET = "test-signing-secret-0123456789"
+
+
+@dataclass
+class Harness:
+    server: SlackServer
+    fake: FakeSlackApi
+    slack: SignedSlack
+    backend: FaultyBackend
+    http: ClientSession
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}"
+
+
+async def index_samples(kb: Path) -> SearchBackend:
+    config = load_collections(kb / "collections.yaml")
+    backend = build_embedded_backend(kb / ".confer")
+    for collection in config.collections:
+        await index_collection(backend, collection, config)
+    return backend
+
+
+@pytest.fixture
+async def harness(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
+    fake = await FakeSlackApi().start()
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+    monkeypatch.setenv("SLACK_API_URL", fake.url)
+    monkeypatch.setenv("CONFER_COLLECTIONS", str(sample_dir / "collections.yaml"))
+    monkeypatch.setenv("CONFER_DATA_DIR", str(sample_dir / ".confer"))
+    monkeypatch.setenv("CONFER_SHUTDOWN_GRACE_SECONDS", "5")
+    backend = FaultyBackend(await index_samples(sample_dir))
+    settings = load_settings(env_file=None)
+    server = build_server(settings, status_interval=0.2, backend=backend, host="127.0.0.1")
+    server.port = 0
+    await server.start()
+    http = ClientSession()
+    slack = SignedSlack(
+        url=f"http://127.0.0.1:{server.port}/slack/events", secret=SIGNING_SECRET, session=http
+    )
+    yield Harness(server=server, fake=fake, slack=slack, backend=backend, http=http)
+    await http.close()
+    if not server._stopping:
+        await server.stop()
+    await fake.stop()

@@ -1,0 +1,51 @@
+"""Deduplication shared by replicas, against the local Redis (REDIS_URL or localhost:6379)."""
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from bot.slack.dedupe import RedisDeduplicator, build_deduplicator
+
+REDIS_URL = os.environ.get("CONFER_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture
+async def redis_url() -> AsyncIterator[str]:
+    client = Redis.from_url(REDIS_URL)
+    try:
+        await client.ping()
+    except (RedisConnectionError, OSError):
+        await client.aclose()
+        pytest.skip(f"no Redis at {REDIS_URL}")
+    await client.aclose()
+    yield REDIS_URL
+
+
+async def test_two_replicas_sharing_redis_answer_an_event_once(redis_url: str) -> None:
+    first = build_deduplicator(redis_url=redis_url, ttl=60)
+    second = build_deduplicator(redis_url=redis_url, ttl=60)
+    assert isinstance(first, RedisDeduplicator)
+    event_id = f"Ev{uuid.uuid4().hex}"
+    results = [
+        await first.first_delivery(event_id),
+        await second.first_delivery(event_id),
+        await first.first_delivery(event_id),
+    ]
+    assert results == [True, False, False]
+    assert await second.first_delivery(f"Ev{uuid.uuid4().hex}") is True
+    client = Redis.from_url(redis_url)
+    ttl = await client.ttl(f"confer:event:{event_id}")
+    await client.aclose()
+    assert 0 < ttl <= 60
+    await first.close()
+    await second.close()
+
+
+async def test_an_unreachable_redis_fails_open() -> None:
+    dedupe = build_deduplicator(redis_url="redis://127.0.0.1:1/0", ttl=60)
+    assert await dedupe.first_delivery("Ev1") is True
+    await dedupe.close()

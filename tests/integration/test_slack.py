@@ -1,0 +1,285 @@
+"""Slack end to end over real HTTP: signed requests into the real Bolt app, a fake Web API out."""
+
+import asyncio
+import json
+import re
+import time
+from typing import Any
+
+from tests.integration.conftest import Harness
+
+CITATION = re.compile(r"\[(\d+)\]")
+
+
+def _block_texts(blocks: list[dict[str, Any]]) -> list[str]:
+    texts = []
+    for block in blocks:
+        if "text" in block:
+            texts.append(block["text"]["text"])
+        for element in block.get("elements", []):
+            if isinstance(element.get("text"), str):
+                texts.append(element["text"])
+    return texts
+
+
+def _sources(blocks: list[dict[str, Any]]) -> dict[int, str]:
+    found = {}
+    for block in blocks:
+        if block["type"] != "context":
+            continue
+        for element in block["elements"]:
+            match = re.match(r"\*\[(\d+)\]\* (.*)", element["text"])
+            if match:
+                found[int(match.group(1))] = match.group(2)
+    return found
+
+
+def _answer_markers(blocks: list[dict[str, Any]]) -> set[int]:
+    return {int(n) for b in blocks if b["type"] == "section" for n in CITATION.findall(b["text"]["text"])}
+
+
+async def test_mention_is_acked_before_the_work_and_answered_in_its_thread(harness: Harness) -> None:
+    harness.backend.default_delay = 0.5  # research is still running when the ack comes back
+    status, _ = await harness.slack.mention(
+        "How do the engineering and security policies differ on production access?", ts="1700000001.000100"
+    )
+    assert status == 200
+    assert harness.fake.answers() == []  # acked first, answered later
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    [status_post, answer] = harness.fake.posts()
+    assert status_post["thread_ts"] == answer["thread_ts"] == "1700000001.000100"
+    assert answer["channel"] == "C0001" and answer["unfurl_links"] is False
+    blocks = answer["blocks"]
+    assert len(blocks) <= 50
+    assert all(len(t) <= 3000 for t in _block_texts(blocks))
+    sources = _sources(blocks)
+    assert _answer_markers(blocks) == set(sources) and sources
+    assert "Engineering handbook" in answer["text"] and "Security policy" in answer["text"]
+
+
+async def test_mention_inside_a_thread_answers_in_that_thread(harness: Harness) -> None:
+    await harness.slack.mention(
+        "How long is parental leave?", ts="1700000002.000200", thread_ts="1700000000.000001"
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    assert {p["thread_ts"] for p in harness.fake.posts()} == {"1700000000.000001"}
+
+
+async def test_status_edits_never_go_backwards_and_end_in_the_summary(harness: Harness) -> None:
+    harness.backend.delays = {"engineering": 0.1, "security": 0.5, "people": 0.9, "product": 1.3}
+    await harness.slack.mention("in:engineering,security,people,product what happens when a laptop is lost?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    status_ts = next(c.params["ts"] for c in harness.fake.ok_calls("chat.update"))
+    await harness.fake.wait_for(lambda: "Done in" in harness.fake.updates(status_ts)[-1])
+    edits = harness.fake.updates(status_ts)
+    finished = [len(re.findall(r"^(✅|➖|⚠️|⏱️) ", e, re.MULTILINE)) for e in edits[:-1]]
+    assert finished == sorted(finished), edits
+    assert re.match(r"✅ Done in [\d.]+ s · 4 collections · \d+ sources?$", edits[-1])
+    for title in ("Engineering handbook", "Security policy", "People policies", "Beacon product docs"):
+        assert any(title in e for e in edits)
+    # Coalesced: far fewer edits than one per event would give (2 per collection + plan).
+    assert len(edits) < 9
+
+
+async def test_the_same_event_delivered_three_times_is_answered_once(harness: Harness) -> None:
+    body = harness.slack.mention_body("How long is parental leave?", event_id="EvSAME")
+    for retry in (None, 1, 2):
+        status, _ = await harness.slack.send(body, "application/json", retry_num=retry)
+        assert status == 200
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    await harness.slack.mention("What is the rate limit for Growth accounts?")  # a later, different question
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    assert (
+        sum("parental" in a["text"].lower() or "20 weeks" in a["text"] for a in harness.fake.answers()) == 1
+    )
+    registry = harness.server.metrics.registry
+    assert registry.get_sample_value("confer_events_deduplicated_total") == 2.0
+
+
+async def test_forged_or_stale_signatures_get_401_and_nothing_is_posted(harness: Harness) -> None:
+    body = harness.slack.mention_body("How long is parental leave?")
+    status, _ = await harness.slack.send(body, "application/json", signature="v0=" + "0" * 64)
+    assert status == 401
+    status, _ = await harness.slack.send(body, "application/json", timestamp=int(time.time()) - 600)
+    assert status == 401
+    await asyncio.sleep(0)  # let any wrongly scheduled work start
+    assert harness.fake.posts() == []
+
+
+async def test_a_429_on_a_status_edit_is_waited_out_and_the_final_state_lands(harness: Harness) -> None:
+    harness.fake.script("chat.update", status=429, retry_after=1)
+    harness.backend.delays = {"engineering": 0.1, "security": 0.4}
+    await harness.slack.mention("in:engineering,security who approves production access?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    status_ts = next(c.params["ts"] for c in harness.fake.calls if c.method == "chat.update")
+    await harness.fake.wait_for(
+        lambda: bool(harness.fake.updates(status_ts)) and "Done in" in harness.fake.updates(status_ts)[-1]
+    )
+    limited = [c for c in harness.fake.calls if c.method == "chat.update" and c.status == 429]
+    retried = [c for c in harness.fake.ok_calls("chat.update") if c.at > limited[0].at]
+    assert retried[0].at - limited[0].at >= 0.9  # Retry-After: 1 was respected
+    registry = harness.server.metrics.registry
+    assert registry.get_sample_value("confer_slack_rate_limited_total", {"method": "chat.update"}) == 1.0
+
+
+async def test_broadcasts_and_mentions_inside_documents_never_reach_slack(
+    harness: Harness, sample_dir: Any
+) -> None:
+    doc = sample_dir / "samples/product/escalation.md"
+    doc.write_text(
+        "# Escalation contacts\n\nFor escalation contacts, page <!channel> and <!here> "
+        "and <@U999> in <#C777>, "
+        "or tell @everyone; details at <https://evil.example|click here> or https://evil.example/phish now.\n"
+    )
+    from retrieval.collections import load_collections
+    from retrieval.ingest.pipeline import index_collection
+
+    config = load_collections(sample_dir / "collections.yaml")
+    product = config.get("product")
+    assert product is not None
+    await index_collection(harness.backend, product, config)
+    await harness.slack.mention("in:product who are the escalation contacts?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    posted = " ".join(
+        [str(p.get("text", "")) for p in harness.fake.posts()]
+        + _block_texts(harness.fake.answers()[0]["blocks"])
+    )
+    assert "escalation" in posted.lower()
+    for live in ("<!channel>", "<!here>", "<@U999>", "<#C777>", "<https://evil", "@everyone", "https://evil"):
+        assert live not in posted, live
+    links = re.findall(r"<(https?://[^|>]+)\|", posted)
+    assert all(link.startswith("https://docs.kestrel.example/") for link in links)
+
+
+async def test_slash_command_posts_a_root_message_and_threads_under_it(harness: Harness) -> None:
+    status, body = await harness.slack.command("in:people How much is the home office budget?")
+    assert status == 200 and body == ""
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    root, status_post, answer = harness.fake.posts()
+    assert root["text"] == "<@U0USER> asked: How much is the home office budget?"
+    assert "thread_ts" not in root and root["channel"] == "C0001"
+    root_ts = "1700000000.000001"  # the fake's first ts: the root message
+    assert status_post["thread_ts"] == answer["thread_ts"] == root_ts
+    assert "1,000 euros" in answer["text"]
+
+
+async def test_slash_command_help_and_list_are_ephemeral(harness: Harness) -> None:
+    status, body = await harness.slack.command("help")
+    reply = json.loads(body)
+    assert status == 200 and reply["response_type"] == "ephemeral"
+    assert "/ask [in:a,b] QUESTION" in reply["text"]
+    status, body = await harness.slack.command("list")
+    reply = json.loads(body)
+    assert reply["response_type"] == "ephemeral"
+    assert "`engineering`: Engineering handbook" in reply["text"] and "`product`" in reply["text"]
+    assert harness.fake.posts() == []
+
+
+async def test_forbidden_collection_gets_only_an_ephemeral_error(harness: Harness, sample_dir: Any) -> None:
+    service = harness.server.service
+    restricted = service.config.model_copy(
+        update={
+            "channels": {"CLOCKED": service.config.policy_for(None).model_copy(update={"allow": ("people",)})}
+        }
+    )
+    service.config = restricted
+    status, body = await harness.slack.command("in:security what is the password policy?", channel="CLOCKED")
+    reply = json.loads(body)
+    assert status == 200 and reply["response_type"] == "ephemeral"
+    assert (
+        reply["text"]
+        == "Sorry: this channel may not search 'security'. Collections you can use here: people."
+    )
+    status, _ = await harness.slack.mention("in:security what is the password policy?", channel="CLOCKED")
+    await harness.fake.wait_for(lambda: bool(harness.fake.ok_calls("chat.postEphemeral")))
+    [ephemeral] = harness.fake.ok_calls("chat.postEphemeral")
+    assert "may not search 'security'" in ephemeral.params["text"]
+    assert harness.fake.posts() == []
+    assert not [s for s in harness.backend.searches if s[0] == "security"]
+
+
+async def test_automatic_routing_never_searches_a_forbidden_collection(harness: Harness) -> None:
+    service = harness.server.service
+    policy = service.config.policy_for(None).model_copy(update={"allow": ("people", "product")})
+    service.config = service.config.model_copy(update={"channels": {"C0001": policy}})
+    await harness.slack.mention("who approves production access and how long does it last?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    assert {name for name, _ in harness.backend.searches} <= {"people", "product"}
+
+
+async def test_questions_beyond_the_limit_wait_in_a_queue_that_the_status_shows(harness: Harness) -> None:
+    harness.server.scheduler._max = 1
+    harness.backend.default_delay = 0.6
+    await harness.slack.mention("in:people how long is parental leave?")
+    await harness.slack.mention("in:product what is the rate limit for Growth accounts?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2, within=20)
+    updates = [c.params["text"] for c in harness.fake.ok_calls("chat.update")]
+    assert any(t.startswith("⏳ Queued: 1 question ahead of yours.") for t in updates)
+
+
+async def test_shutdown_lets_running_questions_finish_or_says_they_were_interrupted(harness: Harness) -> None:
+    harness.server.settings = harness.server.settings.model_copy(update={"shutdown_grace": 0.3})
+    harness.backend.default_delay = 3.0
+    await harness.slack.mention("in:people how long is parental leave?", ts="1700000003.000300")
+    await harness.fake.wait_for(lambda: len(harness.fake.posts()) == 1)
+    assert await harness.server.stop() == 1
+    texts = [p["text"] for p in harness.fake.posts()]
+    assert "I was interrupted before I could finish. Please ask again." in texts
+    assert harness.fake.posts()[-1]["thread_ts"] == "1700000003.000300"
+
+
+async def test_metrics_health_and_feedback(harness: Harness) -> None:
+    await harness.slack.mention("How long is parental leave?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    status, _ = await harness.slack.click("feedback_up")
+    assert status == 200
+    async with harness.http.get(harness.base + "/metrics") as response:
+        text = await response.text()
+    for name in (
+        "confer_questions_total",
+        "confer_question_duration_seconds",
+        "confer_ack_duration_seconds",
+        "confer_subagent_duration_seconds",
+        "confer_subagents_total",
+        "confer_retrieval_duration_seconds",
+        "confer_llm_requests_total",
+        "confer_llm_duration_seconds",
+        "confer_llm_tokens_total",
+        "confer_slack_api_calls_total",
+        "confer_slack_rate_limited_total",
+        "confer_events_deduplicated_total",
+        "confer_citations_dropped_total",
+        "confer_questions_in_flight",
+        "confer_feedback_total",
+    ):
+        assert f"# TYPE {name.removesuffix('_total')}" in text or f"# TYPE {name}" in text, name
+    assert 'confer_questions_total{outcome="answered",surface="mention"} 1.0' in text
+    assert 'confer_feedback_total{vote="up"} 1.0' in text
+    assert 'confer_slack_api_calls_total{method="chat.postMessage",outcome="ok"}' in text
+    async with harness.http.get(harness.base + "/healthz") as response:
+        assert response.status == 200
+    async with harness.http.get(harness.base + "/readyz") as response:
+        assert response.status == 200
+
+
+async def test_slack_errors_are_retried_or_absorbed_without_crashing(harness: Harness) -> None:
+    harness.fake.script("chat.postMessage", status=500)  # the status post: retried
+    await harness.slack.mention("How long is parental leave?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    harness.fake.script("chat.postMessage", error="channel_not_found")
+    await harness.slack.mention("How long is parental leave?")
+    await harness.slack.mention("What is the rate limit for Growth accounts?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    registry = harness.server.metrics.registry
+    assert (
+        registry.get_sample_value(
+            "confer_slack_api_calls_total", {"method": "chat.postMessage", "outcome": "error"}
+        )
+        == 1.0
+    )
+    assert (
+        registry.get_sample_value(
+            "confer_slack_api_calls_total", {"method": "chat.postMessage", "outcome": "server_error"}
+        )
+        == 1.0
+    )

@@ -1,0 +1,24 @@
+from bot.slack.mrkdwn import ZERO_WIDTH, escape, neutralize, safe_link
+
+
+def test_escape_the_three_mrkdwn_characters() -> None:
+    assert escape("a & b < c > d") == "a &amp; b &lt; c &gt; d"
+
+
+def test_neutralize_breaks_every_notification_and_link() -> None:
+    text = neutralize(
+        "<!channel> <!here> <!everyone> <@U123> <#C1> @here @Channel <http://x|y> see https://evil.example"
+    )
+    for live in ("<!", "<@", "<#", "<http", "@here", "@Channel", "https://"):
+        assert live not in text
+    assert f"@{ZERO_WIDTH}here" in text and f"https{ZERO_WIDTH}://evil.example" in text
+
+
+def test_safe_link_only_links_http_urls() -> None:
+    assert (
+        safe_link("https://docs.example/a?b=1&c=2", "Guide <v2>")
+        == "<https://docs.example/a?b=1&amp;c=2|Guide &lt;v2&gt;>"
+    )
+    assert safe_link("javascript:alert(1)", "Click") == "Click"
+    assert safe_link("https://x.example/a|b", "T") == "T"
+    assert "|" not in safe_link("https://x.example", "a|b").split("|", 1)[1]
