@@ -41,6 +41,8 @@ class FakeSlackApi:
     _runner: web.AppRunner | None = None
     url: str = ""
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    socket_acks: list[dict[str, Any]] = field(default_factory=list)
+    _sockets: list[web.WebSocketResponse] = field(default_factory=list)
 
     def script(
         self,
@@ -57,6 +59,7 @@ class FakeSlackApi:
     async def start(self) -> "FakeSlackApi":
         app = web.Application()
         app.router.add_post("/api/{method}", self._handle)
+        app.router.add_get("/socket", self._socket)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -67,8 +70,32 @@ class FakeSlackApi:
         return self
 
     async def stop(self) -> None:
+        for socket in self._sockets:
+            await socket.close()
         if self._runner is not None:
             await self._runner.cleanup()
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        """Socket Mode: say hello, then record every acknowledgement the app sends back."""
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        self._sockets.append(socket)
+        await socket.send_json({"type": "hello", "num_connections": 1, "debug_info": {"host": "fake"}})
+        self._changed.set()
+        async for message in socket:
+            if message.type.name == "TEXT":
+                self.socket_acks.append(json.loads(message.data))
+                self._changed.set()
+        return socket
+
+    async def push(self, envelope: dict[str, Any]) -> None:
+        """Deliver a Socket Mode envelope to every connected app."""
+        for socket in self._sockets:
+            await socket.send_json(envelope)
+
+    @property
+    def socket_connected(self) -> bool:
+        return any(not s.closed for s in self._sockets)
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
@@ -122,6 +149,8 @@ class FakeSlackApi:
                 "ts": params.get("ts"),
                 "text": params.get("text"),
             }
+        if method == "apps.connections.open":
+            return {"ok": True, "url": self.url.replace("http://", "ws://").removesuffix("/api") + "/socket"}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
         return {"ok": True}

@@ -6,6 +6,8 @@ import re
 import time
 from typing import Any
 
+from aiohttp import ClientSession
+
 from tests.integration.conftest import Harness
 
 CITATION = re.compile(r"\[(\d+)\]")
@@ -283,3 +285,47 @@ async def test_slack_errors_are_retried_or_absorbed_without_crashing(harness: Ha
         )
         == 1.0
     )
+
+
+async def test_socket_mode_receives_events_over_a_websocket_and_acks_them(
+    sample_dir: Any, monkeypatch: Any
+) -> None:
+    from bot.serve import build_server
+    from bot.settings import load_settings
+    from tests.fakes.slack_api import FakeSlackApi
+    from tests.fakes.slack_client import SignedSlack
+    from tests.integration.conftest import index_samples
+
+    fake = await FakeSlackApi().start()
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-test-token")
+    monkeypatch.setenv("SLACK_API_URL", fake.url)
+    monkeypatch.setenv("CONFER_COLLECTIONS", str(sample_dir / "collections.yaml"))
+    server = build_server(
+        load_settings(env_file=None), backend=await index_samples(sample_dir), host="127.0.0.1"
+    )
+    server.port = 0
+    await server.start()
+    try:
+        await fake.wait_for(lambda: fake.socket_connected)
+        body = json.loads(
+            SignedSlack(url="", secret="x", session=None).mention_body(  # type: ignore[arg-type]
+                "How long is parental leave?", ts="1700000009.000900"
+            )
+        )
+        await fake.push(
+            {"envelope_id": "env-1", "type": "events_api", "accepts_response_payload": False, "payload": body}
+        )
+        await fake.wait_for(lambda: len(fake.answers()) == 1)
+        assert any(ack.get("envelope_id") == "env-1" for ack in fake.socket_acks)
+        assert fake.answers()[0]["thread_ts"] == "1700000009.000900"
+        assert "20 weeks" in fake.answers()[0]["text"]
+        assert any(c.method == "apps.connections.open" for c in fake.calls)
+        async with ClientSession() as http:  # Socket Mode serves no HTTP events endpoint
+            async with http.post(f"http://127.0.0.1:{server.port}/slack/events", data=b"{}") as response:
+                assert response.status in (404, 405)
+            async with http.get(f"http://127.0.0.1:{server.port}/healthz") as response:
+                assert response.status == 200
+    finally:
+        await server.stop()
+        await fake.stop()
