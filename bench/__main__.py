@@ -10,6 +10,7 @@ from typing import Any
 
 from bench.fanout import measure_fanout
 from bench.search import measure_search
+from bench.slack_load import measure_slack_load
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -21,6 +22,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     report["fanout_8x200ms"] = await measure_fanout(8, 0.2, args.runs)
     print("embedded search on 50,000 passages …", flush=True)
     report["embedded_search_50k"] = await measure_search(50_000, args.queries)
+    print("slack: 100 concurrent mentions through the HTTP endpoint …", flush=True)
+    report["slack_100_mentions"] = await measure_slack_load(100)
     return report
 
 
@@ -60,6 +63,34 @@ def markdown(report: dict[str, Any]) -> str:
         "(2–5 mid-frequency words) had hits.",
         "",
     ]
+    slack = report.get("slack_100_mentions")
+    if slack:
+        lines += [
+            "## Slack: 100 concurrent mentions through POST /slack/events (fake Web API)",
+            "",
+            f"{slack['mentions']} mentions in 10 channels plus {slack['duplicate_deliveries']} "
+            "redeliveries of the same events, all sent at once; the fake Slack API answered 429 "
+            f"(Retry-After: 1) to the first {slack['rate_limited_429s']} status edits. The bot keeps "
+            "Slack's real limits: at most 8 questions at once, about one edit a second per message, "
+            "about 50 `chat.update` a minute per workspace.",
+            "",
+            "| measurement | value |",
+            "|---|---:|",
+            f"| acks with HTTP 200 | {slack['acks_200']} of "
+            f"{slack['mentions'] + slack['duplicate_deliveries']} |",
+            f"| ack latency p50 / p99 / max (ms) | {slack['ack_p50_ms']} / {slack['ack_p99_ms']} / "
+            f"{slack['ack_max_ms']} |",
+            f"| questions answered | {slack['answered']} |",
+            f"| duplicate answers | {slack['duplicate_answers']} |",
+            f"| Web API calls per question | {slack['web_api_calls_per_question']} |",
+            f"| status edits per question | {slack['status_edits_per_question']} |",
+            f"| 429s met and recovered | {slack['rate_limited_429s']} |",
+            f"| status messages ending in their final summary | {slack['status_messages_final']} of "
+            f"{slack['status_messages']} |",
+            f"| seconds until every answer was posted | {slack['seconds_until_all_answered']} |",
+            f"| seconds until every status message was final | {slack['seconds_until_all_status_final']} |",
+            "",
+        ]
     return "\n".join(lines)
 
 

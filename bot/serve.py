@@ -64,7 +64,6 @@ class SlackServer:
         )
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         bolt = build_slack_app(
-            token=settings.slack_bot_token.get_secret_value(),
             signing_secret=secret,
             client=self.client,
             responder=responder,

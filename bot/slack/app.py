@@ -80,6 +80,7 @@ class SlackResponder:
             min_interval=self.status_interval,
         )
         started = time.monotonic()
+        answered = False
         try:
             await status.post()
 
@@ -96,13 +97,16 @@ class SlackResponder:
                 )
             blocks, text = answer_message(answer, config)
             await self.post(channel, thread_ts, text, blocks=blocks)
+            answered = True
             status.update(lambda s: _finish(s, "done", summary_line(answer, time.monotonic() - started)))
+            await status.close()
         except QuestionTimeoutError:
             status.update(lambda s: _finish(s, "failed", "⏱️ Stopped: the question ran out of time."))
             await self._say(channel, thread_ts, messages.TIMED_OUT)
         except asyncio.CancelledError:
-            status.update(lambda s: _finish(s, "interrupted", "⏹️ Interrupted."))
-            await asyncio.shield(self._finish_interrupted(status, channel, thread_ts))
+            if not answered:  # once the answer is posted, only a late status edit is lost
+                status.update(lambda s: _finish(s, "interrupted", "⏹️ Interrupted."))
+                await asyncio.shield(self._finish_interrupted(status, channel, thread_ts))
             raise
         except SlackCallError as error:
             logger.warning("could not post to slack", extra={"method": error.method, "error": error.error})
@@ -110,7 +114,8 @@ class SlackResponder:
             logger.exception("question failed")
             status.update(lambda s: _finish(s, "failed", "⚠️ Something went wrong."))
             await self._say(channel, thread_ts, messages.UNEXPECTED)
-        await status.close()
+        if not answered:
+            await status.close()
 
     async def _finish_interrupted(self, status: StatusMessage, channel: str, thread_ts: str) -> None:
         await self._say(channel, thread_ts, messages.INTERRUPTED)
@@ -140,7 +145,6 @@ def _status_updater(status: StatusMessage) -> Callable[[ProgressEvent], Awaitabl
 
 def build_slack_app(
     *,
-    token: str,
     signing_secret: str,
     client: AsyncWebClient,
     responder: SlackResponder,
@@ -148,7 +152,6 @@ def build_slack_app(
     metrics: ConferMetrics,
 ) -> AsyncApp:
     app = AsyncApp(
-        token=token,
         signing_secret=signing_secret,
         client=client,
         process_before_response=False,

@@ -70,8 +70,9 @@ class StatusMessage:
         self._version += 1
         self._changed.set()
 
-    async def close(self, *, wait: float = 60.0) -> None:
-        """Let the writer send the final state, then stop it."""
+    async def close(self, *, wait: float = 600.0) -> None:
+        """Let the writer send the final state, then stop it. Under load the workspace budget (about
+        50 edits a minute) decides when that is, so the wait is long; shutdown cancels it sooner."""
         self._closing = True
         self._changed.set()
         if self._writer is None:

@@ -24,6 +24,7 @@ class Call:
     params: dict[str, Any]
     status: int
     at: float
+    response: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -109,7 +110,10 @@ class FakeSlackApi:
                     params[key] = json.loads(params[key])
         script = self._scripts[method].popleft() if self._scripts[method] else None
         status = script.status if script else 200
-        self.calls.append(Call(method=method, params=params, status=status, at=time.monotonic()))
+        answer = self._answer(method, params) if status == 200 and not (script and script.error) else {}
+        self.calls.append(
+            Call(method=method, params=params, status=status, at=time.monotonic(), response=answer)
+        )
         self._changed.set()
         if script and script.status == 429:
             return web.json_response(
@@ -121,7 +125,7 @@ class FakeSlackApi:
             return web.Response(status=script.status, text="upstream error")
         if script and script.error:
             return web.json_response({"ok": False, "error": script.error})
-        return web.json_response(self._answer(method, params))
+        return web.json_response(answer)
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
@@ -164,6 +168,18 @@ class FakeSlackApi:
 
     def answers(self) -> list[dict[str, Any]]:
         return [p for p in self.posts() if p.get("blocks")]
+
+    def status_messages(self) -> list[str]:
+        """The ts of every status message: threaded posts without blocks that were then edited
+        or could be (the answer carries blocks; root messages of /ask have no thread)."""
+        return [
+            str(c.response["ts"])
+            for c in self.ok_calls("chat.postMessage")
+            if c.params.get("thread_ts")
+            and not c.params.get("blocks")
+            and c.response.get("ts")
+            and str(c.params.get("text", "")).startswith(("🔎", "⏳"))
+        ]
 
     def updates(self, ts: str) -> list[str]:
         return [c.params["text"] for c in self.ok_calls("chat.update") if c.params.get("ts") == ts]
