@@ -48,6 +48,7 @@ class SlackServer:
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
     _stopping: bool = field(default=False)
+    gateway: SlackGateway | None = None
 
     async def ready(self) -> bool:
         return not self._stopping and self.scheduler.accepting and await self.service.backend.health()
@@ -55,7 +56,7 @@ class SlackServer:
     async def start(self) -> None:
         settings = self.settings
         assert settings.slack_bot_token is not None
-        gateway = SlackGateway(client=self.client, metrics=self.metrics)
+        gateway = self.gateway = SlackGateway(client=self.client, metrics=self.metrics)
         responder = SlackResponder(
             service=self.service,
             gateway=gateway,

@@ -329,3 +329,16 @@ async def test_socket_mode_receives_events_over_a_websocket_and_acks_them(
     finally:
         await server.stop()
         await fake.stop()
+
+
+async def test_shutdown_after_the_answer_is_posted_does_not_say_interrupted(harness: Harness) -> None:
+    from bot.slack.gateway import RateBudget
+
+    assert harness.server.gateway is not None
+    harness.server.gateway.update_budget = RateBudget(per_minute=1, burst=0)  # edits wait a minute
+    harness.server.settings = harness.server.settings.model_copy(update={"shutdown_grace": 0.3})
+    await harness.slack.mention("in:people how long is parental leave?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    await harness.server.stop()
+    texts = [p["text"] for p in harness.fake.posts()]
+    assert not any("interrupted" in t for t in texts)
