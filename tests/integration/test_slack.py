@@ -342,3 +342,60 @@ async def test_shutdown_after_the_answer_is_posted_does_not_say_interrupted(harn
     await harness.server.stop()
     texts = [p["text"] for p in harness.fake.posts()]
     assert not any("interrupted" in t for t in texts)
+
+
+async def test_confer_serve_process_stops_cleanly_on_sigterm(sample_dir: Any) -> None:
+    import os
+    import signal
+    import socket
+    import sys
+
+    from tests.conftest import ROOT
+    from tests.fakes.slack_api import FakeSlackApi
+
+    fake = await FakeSlackApi().start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PORT": str(port),
+        "SLACK_BOT_TOKEN": "xoxb-test",
+        "SLACK_SIGNING_SECRET": "a-real-looking-secret",
+        "SLACK_API_URL": fake.url,
+        "CONFER_COLLECTIONS": str(sample_dir / "collections.yaml"),
+        "CONFER_DATA_DIR": str(sample_dir / ".confer"),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        env=env,
+        cwd=sample_dir,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        async with ClientSession() as http:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                assert process.returncode is None, "serve exited during start"
+                assert time.monotonic() < deadline, "serve did not start"
+                await asyncio.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), 30)
+        assert process.returncode == 0, err.decode()
+        assert "Traceback" not in err.decode()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.communicate()
+        await fake.stop()
