@@ -3,10 +3,11 @@
 import logging
 import sys
 
-from bot.metrics import ConferMetrics, build_metrics
+from bot.metrics import ConferMetrics, MetricsLLMObserver, build_metrics
 from bot.service import ResearchService
 from bot.settings import ConferSettings
 from graph.context import ResearchLimits
+from graph.llm import ChatModel, build_chat_model
 from retrieval.backends import SearchBackend
 from retrieval.backends.elastic import build_elasticsearch_backend
 from retrieval.backends.embedded import build_embedded_backend
@@ -31,6 +32,18 @@ def build_limits(settings: ConferSettings) -> ResearchLimits:
     )
 
 
+def build_llm(settings: ConferSettings, metrics: ConferMetrics) -> ChatModel | None:
+    """The configured OpenAI-compatible model, or ``None`` (extractive answers) without LLM_MODEL."""
+    if not settings.llm_model:
+        return None
+    return build_chat_model(
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else None,
+        model=settings.llm_model,
+        observer=MetricsLLMObserver(metrics),
+    )
+
+
 def build_service(
     settings: ConferSettings,
     *,
@@ -38,12 +51,14 @@ def build_service(
     backend: SearchBackend | None = None,
     metrics: ConferMetrics | None = None,
 ) -> ResearchService:
+    metrics = metrics or build_metrics()
     return ResearchService(
         config=config or load_collections(settings.collections_path),
         backend=backend or build_backend(settings),
-        metrics=metrics or build_metrics(),
+        metrics=metrics,
         limits=build_limits(settings),
         question_timeout=settings.question_timeout,
+        llm=build_llm(settings, metrics),
     )
 
 

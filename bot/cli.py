@@ -170,7 +170,7 @@ async def _ask(
             return await _ask_once(service, text, extra, as_json, err)
         return await _interactive(service, extra, err)
     finally:
-        await service.backend.close()
+        await service.close()
 
 
 async def _ask_once(

@@ -26,6 +26,24 @@ class ConferMetrics:
     citations_dropped: Counter
     questions_in_flight: Gauge
     feedback: Counter
+    llm_fallbacks: Counter
+
+
+class MetricsLLMObserver:
+    """Turns the model client's per-request reports into the LLM metrics."""
+
+    def __init__(self, metrics: ConferMetrics) -> None:
+        self._metrics = metrics
+
+    def request_finished(
+        self, *, outcome: str, seconds: float, prompt_tokens: int, completion_tokens: int
+    ) -> None:
+        self._metrics.llm_requests.labels(outcome).inc()
+        self._metrics.llm_duration.observe(seconds)
+        if prompt_tokens:
+            self._metrics.llm_tokens.labels("prompt").inc(prompt_tokens)
+        if completion_tokens:
+            self._metrics.llm_tokens.labels("completion").inc(completion_tokens)
 
 
 def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
@@ -105,4 +123,10 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             "confer_questions_in_flight", "Questions being answered now.", registry=registry
         ),
         feedback=Counter("confer_feedback", "Answer feedback clicks by vote.", ["vote"], registry=registry),
+        llm_fallbacks=Counter(
+            "confer_llm_fallbacks",
+            "Steps where the model was not usable and the extractive or heuristic path ran.",
+            ["stage"],
+            registry=registry,
+        ),
     )

@@ -20,6 +20,9 @@ def cite(sentence: AnswerSentence) -> str:
 
 
 def collection_title(config: CollectionsConfig, name: str) -> str:
+    """A collection's title; ``""`` stays ``""`` (a model-written answer spans collections)."""
+    if not name:
+        return ""
     collection = config.get(name)
     return collection.title if collection else name
 
@@ -57,7 +60,9 @@ def plain_answer(answer: Answer, config: CollectionsConfig) -> str:
     if not answer.found:
         body = no_answer_text(answer, config)
     else:
-        body = "\n\n".join(f"{title}: {text}" for title, text in answer_paragraphs(answer, config))
+        body = "\n\n".join(
+            f"{title}: {text}" if title else text for title, text in answer_paragraphs(answer, config)
+        )
     failed = failed_collections(answer, config)
     if failed:
         body += "\n\n" + partial_note(failed)

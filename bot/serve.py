@@ -95,7 +95,7 @@ class SlackServer:
         if self._runner is not None:
             await self._runner.cleanup()
         await self.dedupe.close()
-        await self.service.backend.close()
+        await self.service.close()
         session = getattr(self.client, "session", None)
         if session is not None:
             await session.close()

@@ -8,13 +8,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from bot.metrics import ConferMetrics
 from graph.builder import ResearchGraph, build_research_graph
 from graph.context import GraphContext, ResearchLimits
-from graph.events import AnswerReady, BranchFinished, ProgressEvent
+from graph.events import AnswerReady, BranchFinished, LLMFallback, ProgressEvent
 from graph.llm import ChatModel
 from graph.models import Answer, Question
 from graph.planning import CollectionAccessError, check_requested
@@ -132,17 +132,32 @@ class ResearchService:
         started = time.perf_counter()
         self.metrics.questions_in_flight.inc()
         outcome = "failed"
+        # Nodes plan their own budgets against this deadline, a little before the hard stop below.
+        context = replace(self.context, deadline=time.monotonic() + self.question_timeout * 0.95)
         try:
             async with asyncio.timeout(self.question_timeout):
                 answer = None
-                async for event in stream_research(self.graph, question, self.context, sequential=sequential):
+                async for event in stream_research(self.graph, question, context, sequential=sequential):
                     if isinstance(event, BranchFinished):
                         self.metrics.subagents.labels(event.collection, event.status).inc()
                         self.metrics.subagent_duration.labels(event.collection, event.status).observe(
                             event.seconds
                         )
+                    if isinstance(event, LLMFallback):
+                        self.metrics.llm_fallbacks.labels(event.stage).inc()
+                        logger.warning(
+                            "model not used for %s; fell back",
+                            event.stage,
+                            extra={
+                                "stage": event.stage,
+                                "reason": event.reason,
+                                "collection": event.collection,
+                            },
+                        )
                     if isinstance(event, AnswerReady):
                         answer = event.answer
+                        if answer.dropped:
+                            self.metrics.citations_dropped.inc(answer.dropped)
                     if on_event is not None:
                         await on_event(event)
             assert answer is not None
@@ -159,6 +174,11 @@ class ResearchService:
             self.metrics.questions_in_flight.dec()
             self.metrics.questions.labels(surface, outcome).inc()
             self.metrics.question_duration.labels(surface).observe(time.perf_counter() - started)
+
+    async def close(self) -> None:
+        await self.backend.close()
+        if self.llm is not None:
+            await self.llm.close()
 
     def record_rejected(self, surface: Surface) -> None:
         self.metrics.questions.labels(surface, "rejected").inc()

@@ -81,7 +81,7 @@ def render_answer(answer: Answer, config: CollectionsConfig, seconds: float) -> 
     if not answer.found:
         parts.append(Text(no_answer_text(answer, config)))
     for title, text in answer_paragraphs(answer, config):
-        parts.append(Text.assemble((title, "bold cyan"), "\n", text, "\n"))
+        parts.append(Text.assemble((title, "bold cyan"), "\n", text, "\n") if title else Text(text + "\n"))
     failed = failed_collections(answer, config)
     if failed:
         parts.append(Text(partial_note(failed), style="yellow"))

@@ -1,11 +1,15 @@
 """Citation checks shared by every answer mode: a cited passage must have been retrieved in this
-run and must lexically support the sentence that cites it."""
+run and must support the sentence that cites it (lexically, and with the same numbers)."""
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 
-from retrieval.text import stems
+from retrieval.passages import Passage
+from retrieval.text import split_sentences, stems
 
-SUPPORT_THRESHOLD = 0.5
+SUPPORT_THRESHOLD = 0.6
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_MARKER = re.compile(r"\s*\[(\d+)\]")
 
 
 def support(sentence: str, passage_texts: Iterable[str]) -> float:
@@ -19,5 +23,43 @@ def support(sentence: str, passage_texts: Iterable[str]) -> float:
     return len(sentence_stems & found) / len(sentence_stems)
 
 
+def numbers_match(sentence: str, passage_texts: Iterable[str]) -> bool:
+    """Every number in the sentence appears in the cited text: invented figures fail."""
+    wanted = {n.replace(",", "") for n in _NUMBER.findall(sentence)}
+    if not wanted:
+        return True
+    present = {n.replace(",", "") for text in passage_texts for n in _NUMBER.findall(text)}
+    return wanted <= present
+
+
 def is_supported(sentence: str, passage_texts: Iterable[str], threshold: float = SUPPORT_THRESHOLD) -> bool:
-    return support(sentence, passage_texts) >= threshold
+    texts = list(passage_texts)
+    return support(sentence, texts) >= threshold and numbers_match(sentence, texts)
+
+
+def split_cited(text: str) -> list[tuple[str, tuple[int, ...]]]:
+    """Model prose → (sentence without markers, the [n] numbers it carries) per sentence."""
+    result = []
+    for sentence in split_sentences(text):
+        numbers = tuple(dict.fromkeys(int(n) for n in _MARKER.findall(sentence)))
+        clean = " ".join(_MARKER.sub("", sentence).split())
+        clean = re.sub(r"\s+([.!?;,:])", r"\1", clean)
+        if clean:
+            result.append((clean, numbers))
+    return result
+
+
+def best_quote(sentence: str, passage: Passage) -> str:
+    """The passage sentence that overlaps most with ``sentence``: what a citation quotes."""
+    target = stems(sentence)
+    candidates = split_sentences(passage.text) or [passage.text]
+    return max(candidates, key=lambda s: len(stems(s) & target))
+
+
+def verify_cited(sentence: str, numbers: Sequence[int], sources: dict[int, Passage]) -> list[Passage] | None:
+    """The cited passages if every number is a known source and together they support the
+    sentence; ``None`` if the sentence must be dropped."""
+    if not numbers or any(n not in sources for n in numbers):
+        return None
+    cited = [sources[n] for n in numbers]
+    return cited if is_supported(sentence, (p.text for p in cited)) else None

@@ -1,5 +1,6 @@
 """Runtime dependencies of the graph: they travel in LangGraph's context, never in state."""
 
+import time
 from dataclasses import dataclass, field
 
 from graph.llm import ChatModel
@@ -15,6 +16,8 @@ class ResearchLimits:
     routing_ratio: float = 0.5
     claims_per_branch: int = 3
     answer_sentences: int = 6
+    plan_timeout: float = 10.0
+    synthesis_timeout: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -23,3 +26,10 @@ class GraphContext:
     collections: dict[str, Collection]
     limits: ResearchLimits = field(default_factory=ResearchLimits)
     llm: ChatModel | None = None
+    deadline: float | None = None  # time.monotonic() by which the whole question must be answered
+
+    def budget(self, limit: float, *, reserve: float = 0.0) -> float:
+        """``limit`` seconds, or less if the question's deadline (minus ``reserve``) comes first."""
+        if self.deadline is None:
+            return limit
+        return max(0.0, min(limit, self.deadline - time.monotonic() - reserve))

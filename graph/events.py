@@ -21,9 +21,17 @@ class BranchFinished(_Frozen):
     reason: str = ""
 
 
+class LLMFallback(_Frozen):
+    """The model could not be used for a step; the extractive or heuristic path was taken."""
+
+    stage: str  # plan | draft | synthesis
+    reason: str
+    collection: str = ""
+
+
 class AnswerReady(_Frozen):
     answer: Answer
     seconds: float
 
 
-ProgressEvent = PlanReady | BranchStarted | BranchFinished | AnswerReady
+ProgressEvent = PlanReady | BranchStarted | BranchFinished | LLMFallback | AnswerReady

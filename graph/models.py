@@ -56,6 +56,7 @@ class Finding(_Frozen):
     passages: tuple[Passage, ...] = ()
     claims: tuple[Claim, ...] = ()
     seconds: float = 0.0
+    dropped: int = 0
 
 
 class AnswerSentence(_Frozen):
@@ -64,7 +65,7 @@ class AnswerSentence(_Frozen):
 
 
 class AnswerSection(_Frozen):
-    """Sentences attributed to one collection."""
+    """Sentences attributed to one collection (``""``: a model-written answer across collections)."""
 
     collection: str
     sentences: tuple[AnswerSentence, ...]
@@ -91,6 +92,7 @@ class Answer(_Frozen):
     citations: tuple[Citation, ...] = ()
     outcomes: tuple[CollectionOutcome, ...] = ()
     retrieved: tuple[Passage, ...] = ()
+    dropped: int = 0
 
     @property
     def partial(self) -> bool:

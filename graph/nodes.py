@@ -6,17 +6,20 @@ import time
 from collections.abc import Sequence
 
 from langgraph.runtime import Runtime
-from langgraph.types import Send
+from langgraph.types import Send, StreamWriter
 
 from graph.context import GraphContext
-from graph.events import BranchFinished, BranchStarted, PlanReady
+from graph.drafting import draft_with_llm
+from graph.events import BranchFinished, BranchStarted, LLMFallback, PlanReady
 from graph.extractive import draft_claims
-from graph.llm import LLMError
-from graph.models import Answer, Finding, Plan, ResearchTask
-from graph.planning import allowed_names, check_requested, plan_research
+from graph.llm import ChatModel, LLMError
+from graph.models import Answer, Finding, Plan, Question, ResearchTask
+from graph.planning import allowed_names, check_requested, plan_from_model, plan_message, plan_research
+from graph.prompts import PLAN_PROMPT
 from graph.question import classify_question
+from graph.schemas import PlanOutput
 from graph.state import ResearchState
-from graph.synthesis import synthesize_extractive
+from graph.synthesis import synthesize_extractive, synthesize_with_llm
 from retrieval.errors import CollectionNotIndexedError, RetrievalError
 from retrieval.passages import Passage
 
@@ -38,6 +41,8 @@ async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str
         allowed = [context.collections[n] for n in allowed_names(question, context.collections)]
         scores = await context.backend.probe(allowed, question.text)
     result = plan_research(question, kind, context.collections, scores, context.limits)
+    if context.llm is not None and result.tasks:
+        result = await _plan_with_model(context, context.llm, question, result, runtime)
     runtime.stream_writer(
         PlanReady(
             kind=result.kind,
@@ -46,6 +51,33 @@ async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str
         )
     )
     return {"plan": result}
+
+
+async def _plan_with_model(
+    context: GraphContext, llm: ChatModel, question: Question, heuristic: Plan, runtime: Runtime[GraphContext]
+) -> Plan:
+    """The model's plan within the rules, or the heuristic plan when it fails or says nothing usable."""
+    if heuristic.routing in ("explicit", "channel_default"):
+        candidates = [context.collections[t.collection] for t in heuristic.tasks]
+    else:
+        candidates = [context.collections[n] for n in allowed_names(question, context.collections)]
+    try:
+        output = await llm.complete_json(
+            system=PLAN_PROMPT.replace("{max_fanout}", str(context.limits.max_fanout)),
+            user=plan_message(question.text, candidates),
+            schema=PlanOutput,
+            time_budget=context.budget(
+                context.limits.plan_timeout, reserve=context.limits.branch_timeout / 2
+            ),
+        )
+    except LLMError as exc:
+        runtime.stream_writer(LLMFallback(stage="plan", reason=exc.reason))
+        return heuristic
+    planned = plan_from_model(output, question, heuristic, context.collections, context.limits)
+    if planned is None:
+        runtime.stream_writer(LLMFallback(stage="plan", reason="no usable collections"))
+        return heuristic
+    return planned
 
 
 def dispatch(state: ResearchState) -> list[Send] | str:
@@ -71,14 +103,38 @@ async def _gather(context: GraphContext, task: ResearchTask, *, broad: bool) -> 
     return ranked[: context.limits.top_k]
 
 
-async def investigate(context: GraphContext, task: ResearchTask) -> Finding:
-    """Retrieve, broaden once if nothing came back, then draft claims."""
+async def investigate(
+    context: GraphContext, task: ResearchTask, deadline: float, writer: StreamWriter
+) -> Finding:
+    """Retrieve, broaden once if nothing came back, then draft claims (with the model if there
+    is one; extractively if not, or if the model fails)."""
     passages = await _gather(context, task, broad=False)
     if not passages:
         passages = await _gather(context, task, broad=True)
     if not passages:
         return Finding(collection=task.collection, status="empty")
-    claims = draft_claims(" ".join(task.queries), passages, limit=context.limits.claims_per_branch)
+    limit = context.limits.claims_per_branch
+    if context.llm is not None:
+        question = task.focus or task.question
+        try:
+            claims, dropped = await draft_with_llm(
+                context.llm, question, passages, limit=limit, time_budget=deadline - time.monotonic()
+            )
+        except LLMError as exc:
+            if exc.reason == "timeout":
+                raise TimeoutError from None  # the model ran past the branch's budget
+            writer(LLMFallback(stage="draft", reason=exc.reason, collection=task.collection))
+        else:
+            if claims or not dropped:
+                return Finding(
+                    collection=task.collection,
+                    status="ok",
+                    passages=tuple(passages),
+                    claims=tuple(claims),
+                    dropped=dropped,
+                )
+            writer(LLMFallback(stage="draft", reason="no verified claims", collection=task.collection))
+    claims = draft_claims(" ".join(task.queries), passages, limit=limit)
     return Finding(collection=task.collection, status="ok", passages=tuple(passages), claims=tuple(claims))
 
 
@@ -90,9 +146,11 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
     context = runtime.context
     runtime.stream_writer(BranchStarted(collection=task.collection))
     started = time.monotonic()
+    reserve = 2.0 if context.llm is not None else 0.2  # room left for synthesis
+    budget = context.budget(context.limits.branch_timeout, reserve=reserve)
     try:
-        async with asyncio.timeout(context.limits.branch_timeout):
-            finding = await investigate(context, task)
+        async with asyncio.timeout(budget):
+            finding = await investigate(context, task, started + budget, runtime.stream_writer)
     except TimeoutError:
         finding = Finding(collection=task.collection, status="timeout", reason="time budget exceeded")
     except CollectionNotIndexedError:
@@ -122,9 +180,28 @@ def _findings_in_plan_order(state: ResearchState) -> Sequence[Finding]:
 
 
 async def synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, Answer]:
-    """Merge the findings into one cited answer."""
-    answer = synthesize_extractive(state["plan"], _findings_in_plan_order(state), runtime.context.limits)
-    return {"answer": answer}
+    """Merge the findings into one cited answer: model-written and verified sentence by sentence
+    when a model is configured, extractive otherwise or whenever the model's answer is unusable."""
+    context = runtime.context
+    plan_ = state["plan"]
+    findings = _findings_in_plan_order(state)
+    if context.llm is not None and any(f.claims for f in findings):
+        try:
+            answer, _ = await synthesize_with_llm(
+                context.llm,
+                state["question"].text,
+                plan_,
+                findings,
+                context.limits,
+                time_budget=context.budget(context.limits.synthesis_timeout, reserve=0.1),
+            )
+        except LLMError as exc:
+            runtime.stream_writer(LLMFallback(stage="synthesis", reason=exc.reason))
+        else:
+            if answer is not None:
+                return {"answer": answer}
+            runtime.stream_writer(LLMFallback(stage="synthesis", reason="no verified sentences"))
+    return {"answer": synthesize_extractive(plan_, findings, context.limits)}
 
 
 async def respond_directly(state: ResearchState) -> dict[str, Answer]:

@@ -4,7 +4,9 @@ from collections.abc import Mapping, Sequence
 
 from graph.context import ResearchLimits
 from graph.models import Plan, Question, QuestionKind, ResearchTask, Routing
+from graph.prompts import quote_untrusted
 from graph.question import comparison_sides
+from graph.schemas import PlanOutput
 from retrieval.collections import Collection
 from retrieval.errors import ConferError
 from retrieval.text import stem, stems, terms, unique
@@ -132,3 +134,54 @@ def plan_research(
             ResearchTask(collection=collection.name, queries=queries, focus=focus, question=question.text)
         )
     return Plan(kind=kind, routing=routing, tasks=tuple(tasks), sides=sides)
+
+
+def plan_message(question: str, candidates: Sequence[Collection]) -> str:
+    lines = [f"Question: {quote_untrusted(question)}", "", "Collections:"]
+    for c in candidates:
+        keywords = f" Focus: {', '.join(c.keywords)}." if c.keywords else ""
+        lines.append(f"- {c.name}: {c.title}. {c.description}{keywords}")
+    return "\n".join(lines)
+
+
+def plan_from_model(
+    output: PlanOutput,
+    question: Question,
+    heuristic: Plan,
+    collections: Mapping[str, Collection],
+    limits: ResearchLimits,
+) -> Plan | None:
+    """Apply the model's plan within the rules: explicit or channel-default collections stay as
+    they are (the model only refines their queries); automatic routing takes the model's choice
+    among the allowed collections. ``None`` when the model chose nothing usable."""
+    by_name = {p.name: p for p in output.collections}
+    if heuristic.routing in ("explicit", "channel_default"):
+        names = [t.collection for t in heuristic.tasks]
+    else:
+        allowed = set(allowed_names(question, collections))
+        names = unique(p.name for p in output.collections if p.name in allowed)[: limits.max_fanout]
+        if not names:
+            return None
+    existing = {t.collection: t for t in heuristic.tasks}
+    chosen = [collections[n] for n in names]
+    sides = heuristic.sides
+    kind: QuestionKind = output.kind
+    tasks = []
+    for collection in chosen:
+        planned = by_name.get(collection.name)
+        base = existing.get(collection.name)
+        queries, focus = (
+            (base.queries, base.focus) if base else refine_queries(question.text, collection, sides, chosen)
+        )
+        model_query = " ".join((planned.query if planned else "").split())[:300]
+        tasks.append(
+            ResearchTask(
+                collection=collection.name,
+                queries=tuple(unique([model_query, *queries] if model_query else queries)),
+                focus=(
+                    " ".join(planned.subquestion.split())[:300] if planned and planned.subquestion else focus
+                ),
+                question=question.text,
+            )
+        )
+    return Plan(kind=kind, routing=heuristic.routing, tasks=tuple(tasks), sides=sides)

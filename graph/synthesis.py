@@ -5,9 +5,10 @@ citation checked against the passages retrieved in this run."""
 import logging
 from collections.abc import Sequence
 
-from graph.citations import is_supported
+from graph.citations import best_quote, is_supported, split_cited, verify_cited
 from graph.context import ResearchLimits
 from graph.extractive import jaccard
+from graph.llm import ChatModel
 from graph.models import (
     Answer,
     AnswerSection,
@@ -18,6 +19,8 @@ from graph.models import (
     Finding,
     Plan,
 )
+from graph.prompts import SYNTHESIS_PROMPT, quote_untrusted
+from graph.schemas import AnswerOutput
 from retrieval.passages import Passage
 from retrieval.text import stems
 
@@ -160,6 +163,7 @@ def build_answer(
         citations=tuple(citations),
         outcomes=outcomes_of(plan, findings),
         retrieved=merge_passages(findings),
+        dropped=dropped + sum(f.dropped for f in findings),
     )
     return answer, dropped
 
@@ -167,3 +171,71 @@ def build_answer(
 def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Answer:
     answer, _ = build_answer(plan, findings, select_claims(plan, findings, limits))
     return answer
+
+
+async def synthesize_with_llm(
+    llm: ChatModel,
+    question: str,
+    plan: Plan,
+    findings: Sequence[Finding],
+    limits: ResearchLimits,
+    *,
+    time_budget: float,
+) -> tuple[Answer | None, int]:
+    """The model writes the answer from the verified claims only; every sentence it writes is
+    checked again against the passages its ``[n]`` point to, and dropped if unsupported.
+    Returns ``None`` (use the extractive answer) when nothing survives."""
+    selected = select_claims(plan, findings, limits)
+    if not selected:
+        return None, 0
+    retrieved = {p.id: p for f in findings for p in f.passages}
+    numbers: dict[str, int] = {}
+    lines = []
+    for claim, collection in selected:
+        markers = []
+        for pid in claim.passage_ids:
+            if pid in retrieved:
+                numbers.setdefault(pid, len(numbers) + 1)
+                markers.append(f"[{numbers[pid]}]")
+        lines.append(
+            f'<claim collection="{collection}">{quote_untrusted(claim.text)}</claim> {"".join(markers)}'
+        )
+    sources = {n: retrieved[pid] for pid, n in numbers.items()}
+    output = await llm.complete_json(
+        system=SYNTHESIS_PROMPT,
+        user=f"Question: {quote_untrusted(question)}\n\n" + "\n".join(lines),
+        schema=AnswerOutput,
+        time_budget=time_budget,
+    )
+    renumbered: dict[str, int] = {}
+    citations: list[Citation] = []
+    sentences: list[AnswerSentence] = []
+    dropped = 0
+    for text, cited_numbers in split_cited(output.answer):
+        cited = verify_cited(text, cited_numbers, sources)
+        if cited is None:
+            dropped += 1
+            continue
+        for passage in cited:
+            if passage.id not in renumbered:
+                renumbered[passage.id] = len(citations) + 1
+                citations.append(
+                    Citation(n=renumbered[passage.id], passage=passage, quote=best_quote(text, passage))
+                )
+        sentences.append(
+            AnswerSentence(text=text, citations=tuple(dict.fromkeys(renumbered[p.id] for p in cited)))
+        )
+    if dropped:
+        logger.info("dropped %d unsupported model sentences", dropped)
+    if not sentences:
+        return None, dropped
+    answer = Answer(
+        mode="llm",
+        kind=plan.kind,
+        sections=(AnswerSection(collection="", sentences=tuple(sentences)),),
+        citations=tuple(citations),
+        outcomes=outcomes_of(plan, findings),
+        retrieved=merge_passages(findings),
+        dropped=dropped + sum(f.dropped for f in findings),
+    )
+    return answer, dropped

@@ -112,9 +112,9 @@ def answer_message(answer: Answer, config: CollectionsConfig) -> tuple[list[dict
     for section in answer.sections:
         title = neutralize(collection_title(config, section.collection))
         body = " ".join(neutralize(cite(sentence)) for sentence in section.sentences)
-        for piece in _split(f"*{title}*\n{body}", MAX_SECTION_CHARS):
+        for piece in _split(f"*{title}*\n{body}" if title else body, MAX_SECTION_CHARS):
             blocks.append(_section(piece))
-        fallback_parts.append(f"{title}: {body}")
+        fallback_parts.append(f"{title}: {body}" if title else body)
     failed = failed_collections(answer, config)
     if failed:
         note = neutralize(partial_note(failed))

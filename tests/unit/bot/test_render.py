@@ -74,3 +74,22 @@ def test_no_findings_say_where_it_looked() -> None:
     )
     text = plain_answer(everything_failed, CONFIG)
     assert "No collection could be searched" in text and "not indexed yet" in text
+
+
+def test_model_written_answers_have_no_collection_heading() -> None:
+    from bot.slack.blocks import answer_message
+
+    answer = Answer(
+        mode="llm",
+        kind="comparative",
+        sections=(
+            AnswerSection(
+                collection="", sentences=(AnswerSentence(text="Deploys roll out.", citations=(1,)),)
+            ),
+        ),
+        citations=(Citation(n=1, passage=PASSAGE, quote="Deploys roll out."),),
+    )
+    assert plain_answer(answer, CONFIG) == "Deploys roll out [1]."
+    assert answer_json(answer, CONFIG, 0.5)["mode"] == "llm"
+    blocks, text = answer_message(answer, CONFIG)
+    assert blocks[0]["text"]["text"] == "Deploys roll out [1]." and text == "Deploys roll out [1]."

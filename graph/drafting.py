@@ -1,0 +1,59 @@
+"""LLM drafting inside a research branch: claims that cite numbered passages, each verified."""
+
+from collections.abc import Sequence
+
+from graph.citations import is_supported
+from graph.llm import ChatModel
+from graph.models import Claim
+from graph.prompts import DRAFT_PROMPT, quote_untrusted
+from graph.schemas import DraftOutput
+from retrieval.passages import Passage
+from retrieval.text import stems
+
+
+def passages_message(question: str, passages: Sequence[Passage]) -> str:
+    parts = [f"Question: {quote_untrusted(question)}", ""]
+    for number, passage in enumerate(passages, 1):
+        parts.append(
+            f'<passage n="{number}" title="{quote_untrusted(passage.title)}">\n'
+            f"{quote_untrusted(passage.text)}\n</passage>"
+        )
+    return "\n".join(parts)
+
+
+def coverage(question: str, text: str, passages: Sequence[Passage]) -> float:
+    """Share of the question's content stems the claim (or its passages' titles) covers."""
+    wanted = stems(question)
+    if not wanted:
+        return 0.0
+    have = stems(text) | {s for p in passages for s in stems(p.title)}
+    return round(len(wanted & have) / len(wanted), 4)
+
+
+async def draft_with_llm(
+    llm: ChatModel, question: str, passages: Sequence[Passage], *, limit: int, time_budget: float
+) -> tuple[list[Claim], int]:
+    """Claims from the model that cite existing passages and are supported by them; returns the
+    claims and how many the model wrote that failed verification."""
+    output = await llm.complete_json(
+        system=DRAFT_PROMPT.replace("{max_claims}", str(limit)),
+        user=passages_message(question, passages),
+        schema=DraftOutput,
+        time_budget=time_budget,
+    )
+    claims: list[Claim] = []
+    dropped = 0
+    for draft in output.claims:
+        text = " ".join(draft.text.split())
+        numbers = list(dict.fromkeys(draft.passages))
+        if not text or not numbers or any(not 1 <= n <= len(passages) for n in numbers):
+            dropped += 1
+            continue
+        cited = [passages[n - 1] for n in numbers]
+        if not is_supported(text, (p.text for p in cited)):
+            dropped += 1
+            continue
+        claims.append(
+            Claim(text=text, passage_ids=tuple(p.id for p in cited), coverage=coverage(question, text, cited))
+        )
+    return claims[:limit], dropped

@@ -1,0 +1,29 @@
+"""Structured output the model must return (validated with pydantic)."""
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class PlannedCollection(BaseModel):
+    name: str
+    query: str = ""
+    subquestion: str = ""
+
+
+class PlanOutput(BaseModel):
+    kind: Literal["factual", "comparative", "exploratory"]
+    collections: list[PlannedCollection] = Field(default_factory=list)
+
+
+class DraftClaim(BaseModel):
+    text: str
+    passages: list[int] = Field(default_factory=list)
+
+
+class DraftOutput(BaseModel):
+    claims: list[DraftClaim] = Field(default_factory=list)
+
+
+class AnswerOutput(BaseModel):
+    answer: str
