@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.fanout import measure_fanout
+from bench.llm_latency import measure_llm_latency
 from bench.search import measure_search
 from bench.slack_load import measure_slack_load
 
@@ -20,6 +21,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     print("fan-out: 8 collections × 200 ms …", flush=True)
     report["fanout_8x200ms"] = await measure_fanout(8, 0.2, args.runs)
+    print("LLM mode: 6 collections, model at 300 ms a call …", flush=True)
+    report["llm_6x300ms"] = await measure_llm_latency(6, 0.3, 5)
     print("embedded search on 50,000 passages …", flush=True)
     report["embedded_search_50k"] = await measure_search(50_000, args.queries)
     print("slack: 100 concurrent mentions through the HTTP endpoint …", flush=True)
@@ -63,6 +66,22 @@ def markdown(report: dict[str, Any]) -> str:
         "(2–5 mid-frequency words) had hits.",
         "",
     ]
+    llm = report.get("llm_6x300ms")
+    if llm:
+        lines += [
+            "## LLM mode: 6 collections, every model call a fixed 300 ms (fake OpenAI-compatible server)",
+            "",
+            f"{llm['model_calls_per_question']} model calls per question (plan, one draft per collection, "
+            f"synthesis): {llm['sequential_model_time_seconds']} s if made one after another. Answers were "
+            f"{', '.join(llm['answer_modes'])}.",
+            "",
+            "| median question (s) | plan (s) | slowest branch (s) | synthesis (s) | critical path (s) | ratio |",
+            "|---:|---:|---:|---:|---:|---:|",
+            f"| {llm['median_seconds']} | {llm['median_plan_seconds']} | {llm['median_slowest_branch_seconds']} | "
+            f"{llm['median_synthesis_seconds']} | {llm['median_critical_path_seconds']} | "
+            f"{llm['ratio_to_critical_path']} |",
+            "",
+        ]
     slack = report.get("slack_100_mentions")
     if slack:
         lines += [
