@@ -75,9 +75,11 @@ def markdown(report: dict[str, Any]) -> str:
             f"synthesis): {llm['sequential_model_time_seconds']} s if made one after another. Answers were "
             f"{', '.join(llm['answer_modes'])}.",
             "",
-            "| median question (s) | plan (s) | slowest branch (s) | synthesis (s) | critical path (s) | ratio |",
+            "| median question (s) | plan (s) | slowest branch (s) | synthesis (s) "
+            "| critical path (s) | ratio |",
             "|---:|---:|---:|---:|---:|---:|",
-            f"| {llm['median_seconds']} | {llm['median_plan_seconds']} | {llm['median_slowest_branch_seconds']} | "
+            f"| {llm['median_seconds']} | {llm['median_plan_seconds']} | "
+            f"{llm['median_slowest_branch_seconds']} | "
             f"{llm['median_synthesis_seconds']} | {llm['median_critical_path_seconds']} | "
             f"{llm['ratio_to_critical_path']} |",
             "",
