@@ -69,5 +69,5 @@ def configure_logging(level: str) -> None:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    for noisy in ("elastic_transport", "httpx", "httpcore"):
+    for noisy in ("elastic_transport", "httpx", "httpcore", "httpx2", "httpcore2", "openai"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))

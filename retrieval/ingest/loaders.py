@@ -255,13 +255,16 @@ def _load_pdf(path: Path, source: str) -> Document:
     except (PdfReadError, ValueError, KeyError, TypeError, OSError, IndexError) as exc:
         logger.debug("PDF parse failure", extra={"path": str(path), "error": type(exc).__name__})
         raise DocumentLoadError(path=path, reason="not a readable PDF (corrupt or truncated)") from None
+    title = str(meta_title).strip() or _title_from_name(path)
+    if pages and pages[0].lstrip().startswith(title):  # the title line printed on the first page
+        pages[0] = pages[0].lstrip()[len(title) :]
     sections = [Section((f"Page {n}",), _reflow(text)) for n, text in enumerate(pages, 1) if text.strip()]
     if not sections:
         raise DocumentLoadError(path=path, reason="PDF has no extractable text (scanned image?)")
     return Document(
         doc_id=source,
         source=source,
-        title=str(meta_title).strip() or _title_from_name(path),
+        title=title,
         url="",
         sections=tuple(sections),
     )
