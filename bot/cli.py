@@ -15,6 +15,7 @@ from rich.text import Text
 
 from bot import messages
 from bot.app import build_backend, build_service, configure_logging
+from bot.evaluation import DatasetError
 from bot.render import answer_json
 from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService
 from bot.settings import ConferSettings, SettingsError, load_settings
@@ -28,7 +29,7 @@ from retrieval.ingest.pipeline import index_collection
 logger = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
-_BAD_INPUT = (CollectionsFileError, SettingsError, CollectionAccessError, EmptyQuestionError)
+_BAD_INPUT = (CollectionsFileError, SettingsError, CollectionAccessError, EmptyQuestionError, DatasetError)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,6 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "serve", help="run the Slack service (HTTP mode, or Socket Mode with SLACK_APP_TOKEN)"
     )
+    evaluate = commands.add_parser(
+        "eval", help="retrieval, routing, citation and latency metrics on a benchmark"
+    )
+    evaluate.add_argument("dataset", metavar="DATASET_DIR", type=Path)
+    evaluate.add_argument("--split", default="dev", help="reads questions_<split>.jsonl (default: dev)")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    evaluate.add_argument("--out", type=Path, default=Path("eval-results"), help="report folder")
+    evaluate.add_argument("--limit", type=int, default=None, help="only the first N questions")
     return parser
 
 
@@ -77,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings()
         configure_logging(settings.log_level)
+        if args.command == "eval":
+            return asyncio.run(_eval(settings, args, err))
         config = load_collections(settings.collections_path)
         if args.command == "index":
             return asyncio.run(_index(settings, config, args.names, err))
@@ -137,6 +148,48 @@ async def _index(settings: ConferSettings, config: CollectionsConfig, names: lis
         return EXIT_ERROR
     finally:
         await backend.close()
+    return EXIT_OK
+
+
+async def _eval(settings: ConferSettings, args: argparse.Namespace, err: Console) -> int:
+    from bot.evaluation import evaluate, markdown_report, write_plots
+
+    if not (args.dataset / "collections.yaml").is_file():
+        raise CollectionsFileError(path=args.dataset / "collections.yaml", problems=["file not found"])
+    if args.limit is not None and args.limit < 1:
+        raise DatasetError("--limit must be at least 1")
+    with Progress(
+        TextColumn("questions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("eval", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = await evaluate(
+            args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
+        )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "report.md").write_text(markdown_report(report))
+    try:
+        plots = write_plots(report, args.out)
+    except ImportError:
+        plots = []
+        say_error("plots skipped: matplotlib is not installed (pip install 'confer[eval]')")
+    if args.json:
+        summary = {key: report[key] for key in ("overall", "by_type", "baseline", "questions")}
+        sys.stdout.write(json.dumps(summary) + "\n")
+    else:
+        _console().print(markdown_report(report), markup=False)
+        written = ", ".join(str(p) for p in [args.out / "report.json", args.out / "report.md", *plots])
+        _console().print(f"wrote {written}", markup=False)
     return EXIT_OK
 
 

@@ -86,6 +86,8 @@ def describe_error(error: ConferError) -> str:
         return "Invalid configuration: " + "; ".join(error.problems)
     if isinstance(error, EmptyQuestionError):
         return EMPTY_QUESTION
+    if type(error).__name__ == "DatasetError":
+        return f"Dataset: {error}"
     return UNEXPECTED
 
 

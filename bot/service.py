@@ -72,6 +72,9 @@ class InstrumentedBackend:
     async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
         return await self._inner.passages_from_sources(collection, sources)
 
+    async def drop_collection(self, collection: Collection) -> None:
+        await self._inner.drop_collection(collection)
+
     async def stats(self, collection: Collection) -> CollectionStats | None:
         return await self._inner.stats(collection)
 

@@ -49,11 +49,19 @@ class Claim(_Frozen):
     coverage: float
 
 
+class QueryHits(_Frozen):
+    """The ranking one query of a task produced (``slot`` is the query's position in the task)."""
+
+    slot: int
+    hits: tuple[tuple[str, float], ...]  # (passage id, score), best first
+
+
 class Finding(_Frozen):
     collection: str
     status: FindingStatus
     reason: str = ""
     passages: tuple[Passage, ...] = ()
+    rankings: tuple[QueryHits, ...] = ()
     claims: tuple[Claim, ...] = ()
     seconds: float = 0.0
     dropped: int = 0

@@ -13,7 +13,7 @@ from graph.drafting import draft_with_llm
 from graph.events import BranchFinished, BranchStarted, LLMFallback, PlanReady
 from graph.extractive import draft_claims
 from graph.llm import ChatModel, LLMError
-from graph.models import Answer, Finding, Plan, Question, ResearchTask
+from graph.models import Answer, Finding, Plan, QueryHits, Question, ResearchTask
 from graph.planning import allowed_names, check_requested, plan_from_model, plan_message, plan_research
 from graph.prompts import PLAN_PROMPT
 from graph.question import classify_question
@@ -88,7 +88,11 @@ def dispatch(state: ResearchState) -> list[Send] | str:
     return [Send("research", task) for task in tasks]
 
 
-async def _gather(context: GraphContext, task: ResearchTask, *, broad: bool) -> list[Passage]:
+async def _gather(
+    context: GraphContext, task: ResearchTask, *, broad: bool
+) -> tuple[list[Passage], tuple[QueryHits, ...]]:
+    """Run the task's queries; passages keep their best score, and each query's own ranking is
+    kept too, so the synthesizer can give every sub-query of a comparison its share."""
     collection = context.collections[task.collection]
     queries = task.queries if not broad else task.queries[:1]
     results = await asyncio.gather(
@@ -99,8 +103,11 @@ async def _gather(context: GraphContext, task: ResearchTask, *, broad: bool) -> 
         for passage in passages:
             if passage.id not in best or passage.score > best[passage.id].score:
                 best[passage.id] = passage
-    ranked = sorted(best.values(), key=lambda p: -p.score)
-    return ranked[: context.limits.top_k]
+    rankings = tuple(
+        QueryHits(slot=slot, hits=tuple((p.id, p.score) for p in passages))
+        for slot, passages in enumerate(results)
+    )
+    return list(best.values()), rankings
 
 
 async def investigate(
@@ -108,11 +115,12 @@ async def investigate(
 ) -> Finding:
     """Retrieve, broaden once if nothing came back, then draft claims (with the model if there
     is one; extractively if not, or if the model fails)."""
-    passages = await _gather(context, task, broad=False)
+    passages, rankings = await _gather(context, task, broad=False)
     if not passages:
-        passages = await _gather(context, task, broad=True)
+        passages, rankings = await _gather(context, task, broad=True)
     if not passages:
         return Finding(collection=task.collection, status="empty")
+    passages.sort(key=lambda p: -p.score)
     limit = context.limits.claims_per_branch
     if context.llm is not None:
         question = task.focus or task.question
@@ -130,12 +138,19 @@ async def investigate(
                     collection=task.collection,
                     status="ok",
                     passages=tuple(passages),
+                    rankings=rankings,
                     claims=tuple(claims),
                     dropped=dropped,
                 )
             writer(LLMFallback(stage="draft", reason="no verified claims", collection=task.collection))
     claims = draft_claims(" ".join(task.queries), passages, limit=limit)
-    return Finding(collection=task.collection, status="ok", passages=tuple(passages), claims=tuple(claims))
+    return Finding(
+        collection=task.collection,
+        status="ok",
+        passages=tuple(passages),
+        rankings=rankings,
+        claims=tuple(claims),
+    )
 
 
 async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[str, list[Finding]]:

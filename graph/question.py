@@ -42,16 +42,25 @@ def classify_question(text: str) -> QuestionKind:
         return "greeting"
     if _THANKS_RE.match(text):
         return "thanks"
-    if _COMPARE_RE.search(text):
+    if _COMPARE_RE.search(text) or comparison_sides(text):
         return "comparative"
     if _EXPLORE_RE.match(text):
         return "exploratory"
     return "factual"
 
 
+_NAME = r"[A-Z0-9\"'“]"
 _SIDES_PATTERNS = (
+    # "Which band, Letters to Cleo or Screaming Trees, had more members?"
+    re.compile(
+        rf"^(?:which|who|what)\s+\w+,\s*(?P<a>{_NAME}.+?)\s+or\s+(?:the\s+)?(?P<b>{_NAME}.+?),\s*\w+.*$"
+    ),
     re.compile(r"\bbetween (?P<a>.+?) and (?P<b>.+?)(?:[?.!]|$)", re.IGNORECASE),
-    re.compile(r"^(?:which|who|what)\b[^,]*,\s*(?P<a>.+?)\s+or\s+(?P<b>.+?)[?.!]*$", re.IGNORECASE),
+    # "Which is older, X or Y?", "Who was born first, X or Y?"
+    re.compile(
+        r"^(?:which|who|what)\b[^,]*,\s*(?:the\s+)?(?P<a>.+?)\s+or\s+(?:the\s+)?(?P<b>.+?)[?.!]*$",
+        re.IGNORECASE,
+    ),
     re.compile(r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to)\s+(?P<b>.+?)(?:[?.!]|$)", re.IGNORECASE),
     re.compile(
         r"^(?:how|in what way)s?\s+(?:do|does|did)\s+(?:the\s+)?(?P<a>.+?)\s+and\s+"
@@ -59,20 +68,72 @@ _SIDES_PATTERNS = (
         re.IGNORECASE,
     ),
     re.compile(r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)[?.!]*$", re.IGNORECASE),
+    # "What occupation did X and Y share?", "What type of sport does X and Y have in common?"
     re.compile(
-        r"^(?:are|were|is|was|do|does|did)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+"
-        r"(?:both|the same|of the same|from the same)\b",
+        rf"\b(?:did|do|does)\s+(?:the\s+)?(?P<a>{_NAME}.+?)\s+and\s+(?:the\s+)?(?P<b>{_NAME}.+?)\s+"
+        r"(?:share|have|both|each)\b"
+    ),
+    # "Are both X and Y ...?", "Were X and Y formed in the same city?", "Can X and Y both ...?"
+    re.compile(
+        rf"^(?:are|were|is|was|do|does|did|can|could|have|has)\s+(?:both\s+)?(?:the\s+)?(?P<a>{_NAME}.+?)"
+        rf"\s+and\s+(?:the\s+)?(?P<b>{_NAME}.*)$",
         re.IGNORECASE,
     ),
+    # "... both the Nusretiye Clock Tower and the Eski Imaret Mosque ..."
+    re.compile(rf"\bboth\s+(?:the\s+)?(?P<a>{_NAME}.+?)\s+and\s+(?:the\s+)?(?P<b>{_NAME}.*)$"),
+    # "who is younger Ulrich Walter or Luca Parmitano?"
+    re.compile(rf"(?P<a>{_NAME}[^,?]*?)\s+or\s+(?:the\s+)?(?P<b>{_NAME}[^,?]*)[?.!]?$"),
 )
+_CONNECTORS = {
+    "of",
+    "the",
+    "de",
+    "la",
+    "le",
+    "von",
+    "van",
+    "du",
+    "del",
+    "da",
+    "y",
+    "&",
+    "and",
+    "in",
+    "on",
+    "for",
+}
+
+
+def _name_run(text: str) -> str:
+    """The leading run of a name: capitalized words and the small words that join them."""
+    words = text.split()
+    run: list[str] = []
+    for word in words:
+        if (
+            word[:1].isupper()
+            or word[:1].isdigit()
+            or word[:1] in "\"'“("
+            or (run and word.lower() in _CONNECTORS)
+        ):
+            run.append(word)
+        else:
+            break
+    while run and run[-1].lower() in _CONNECTORS:
+        run.pop()
+    return " ".join(run) if run else text
 
 
 def comparison_sides(text: str) -> tuple[str, ...]:
     """The two things compared, when the sentence shape makes them clear; else nothing."""
+    text = " ".join(text.split())
     for pattern in _SIDES_PATTERNS:
-        match = pattern.search(text.strip())
+        match = pattern.search(text)
         if match:
-            sides = tuple(" ".join(match.group(k).strip(" ,;:\"'").split()) for k in ("a", "b"))
-            if all(terms(side) for side in sides):
+            a = match.group("a").strip(" ,;:\"'")
+            b = match.group("b").strip(" ,;:?.!\"'")
+            if (b[:1].isupper() or b[:1].isdigit()) and len(b.split()) > 1:
+                b = _name_run(b)
+            sides = (" ".join(a.split()), " ".join(b.split()))
+            if all(terms(side) for side in sides) and sides[0].lower() != sides[1].lower():
                 return sides
     return ()

@@ -31,17 +31,31 @@ RELEVANCE_FLOOR = 0.35
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
-    """Everything the branches retrieved, best raw score first, each passage once.
+    """Everything the branches retrieved, as one ranking, each passage once.
 
-    Raw scores, not rank positions: the evidence for a question often sits in one collection, and
-    rank fusion would push it out with every other collection's top hit.
+    Ranked by raw retrieval score, not rank position: the evidence for a question often sits in
+    one collection, and rank fusion would push it out with every other collection's top hit. For a
+    comparison decomposed into one sub-query per compared thing, the best passage of each
+    sub-query (across collections) goes first, so neither thing is buried under the other's or
+    the whole question's hits.
     """
-    best: dict[str, Passage] = {}
+    passages: dict[str, Passage] = {}
     for finding in findings:
         for passage in finding.passages:
-            if passage.id not in best or passage.score > best[passage.id].score:
-                best[passage.id] = passage
-    return tuple(sorted(best.values(), key=lambda p: (-p.score, p.id)))
+            if passage.id not in passages or passage.score > passages[passage.id].score:
+                passages[passage.id] = passage
+    by_score = sorted(passages.values(), key=lambda p: (-p.score, p.id))
+    best_of_slot: dict[int, tuple[float, str]] = {}
+    for finding in findings:
+        for ranking in finding.rankings:
+            if ranking.slot > 0 and ranking.hits:
+                pid, score = ranking.hits[0]
+                if ranking.slot not in best_of_slot or score > best_of_slot[ranking.slot][0]:
+                    best_of_slot[ranking.slot] = (score, pid)
+    first = [best_of_slot[slot][1] for slot in sorted(best_of_slot)]
+    leaders = [passages[pid] for pid in dict.fromkeys(first) if pid in passages]
+    chosen = {p.id for p in leaders}
+    return (*leaders, *(p for p in by_score if p.id not in chosen))
 
 
 def outcomes_of(plan: Plan, findings: Sequence[Finding]) -> tuple[CollectionOutcome, ...]:

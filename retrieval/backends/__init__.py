@@ -39,6 +39,10 @@ class SearchBackend(Protocol):
         """Indexed passages that came from these source names (kept when a file fails to load)."""
         ...
 
+    async def drop_collection(self, collection: Collection) -> None:
+        """Remove a collection's passages and index entirely (throw-away evaluation indexes)."""
+        ...
+
     async def stats(self, collection: Collection) -> CollectionStats | None:
         """Document and passage counts, or ``None`` when the collection was never indexed."""
         ...

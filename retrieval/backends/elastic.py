@@ -208,6 +208,13 @@ class ElasticsearchBackend:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
         return found
 
+    async def drop_collection(self, collection: Collection) -> None:
+        try:
+            for index in await self._alias_targets(collection.alias):
+                await self._delete_quietly(index)
+        except _FAILURES as exc:
+            raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
+
     async def stats(self, collection: Collection) -> CollectionStats | None:
         try:
             response = await self._client.search(

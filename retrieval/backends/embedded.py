@@ -240,6 +240,23 @@ class EmbeddedBackend:
 
         return await self._run(run)
 
+    async def drop_collection(self, collection: Collection) -> None:
+        table = self._table(collection)
+
+        def run(db: sqlite3.Connection) -> None:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+                db.execute("DELETE FROM passages WHERE collection = ?", (collection.name,))
+                db.execute("DELETE FROM collections WHERE name = ?", (collection.name,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+        async with self._write_lock:
+            await self._run(run)
+
     async def stats(self, collection: Collection) -> CollectionStats | None:
         def run(db: sqlite3.Connection) -> CollectionStats | None:
             if not self._indexed(db, collection):

@@ -55,6 +55,9 @@ class FaultyBackend:
     async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
         return await self.inner.passages_from_sources(collection, sources)
 
+    async def drop_collection(self, collection: Collection) -> None:
+        await self.inner.drop_collection(collection)
+
     async def stats(self, collection: Collection) -> CollectionStats | None:
         return await self.inner.stats(collection)
 
