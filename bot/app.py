@@ -1,8 +1,5 @@
 """Factories that build the real clients from settings (the only place that does)."""
 
-import logging
-import sys
-
 from bot.metrics import ConferMetrics, MetricsLLMObserver, build_metrics
 from bot.service import ResearchService
 from bot.settings import ConferSettings
@@ -60,14 +57,3 @@ def build_service(
         question_timeout=settings.question_timeout,
         llm=build_llm(settings, metrics),
     )
-
-
-def configure_logging(level: str) -> None:
-    """Logging goes to stderr so ``--json`` keeps stdout clean; set up once per process."""
-    logging.basicConfig(
-        level=getattr(logging, level, logging.INFO),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    for noisy in ("elastic_transport", "httpx", "httpcore", "httpx2", "httpcore2", "openai"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))

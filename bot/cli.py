@@ -14,8 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.text import Text
 
 from bot import messages
-from bot.app import build_backend, build_service, configure_logging
+from bot.app import build_backend, build_service
 from bot.evaluation import DatasetError
+from bot.logs import configure_logging
 from bot.render import answer_json
 from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService
 from bot.settings import ConferSettings, SettingsError, load_settings
@@ -85,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     err = _console(stderr=True)
     try:
         settings = load_settings()
-        configure_logging(settings.log_level)
+        configure_logging(settings.log_level, settings.log_format)
         if args.command == "eval":
             return asyncio.run(_eval(settings, args, err))
         config = load_collections(settings.collections_path)

@@ -27,6 +27,7 @@ class ConferMetrics:
     questions_in_flight: Gauge
     feedback: Counter
     llm_fallbacks: Counter
+    ready: Gauge
 
 
 class MetricsLLMObserver:
@@ -123,6 +124,11 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             "confer_questions_in_flight", "Questions being answered now.", registry=registry
         ),
         feedback=Counter("confer_feedback", "Answer feedback clicks by vote.", ["vote"], registry=registry),
+        ready=Gauge(
+            "confer_ready",
+            "1 while the service is ready (search reachable, taking questions).",
+            registry=registry,
+        ),
         llm_fallbacks=Counter(
             "confer_llm_fallbacks",
             "Steps where the model was not usable and the extractive or heuristic path ran.",

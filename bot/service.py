@@ -7,6 +7,7 @@ forwards progress events, enforces the question's time budget and records metric
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -132,6 +133,7 @@ class ResearchService:
     ) -> Answer:
         """Research and answer; progress goes to ``on_event`` as it happens."""
         assert self.graph is not None
+        question_id = uuid.uuid4().hex[:12]
         started = time.perf_counter()
         self.metrics.questions_in_flight.inc()
         outcome = "failed"
@@ -142,6 +144,16 @@ class ResearchService:
                 answer = None
                 async for event in stream_research(self.graph, question, context, sequential=sequential):
                     if isinstance(event, BranchFinished):
+                        logger.info(
+                            "branch finished",
+                            extra={
+                                "question_id": question_id,
+                                "collection": event.collection,
+                                "outcome": event.status,
+                                "sources": event.sources,
+                                "seconds": event.seconds,
+                            },
+                        )
                         self.metrics.subagents.labels(event.collection, event.status).inc()
                         self.metrics.subagent_duration.labels(event.collection, event.status).observe(
                             event.seconds
@@ -152,6 +164,7 @@ class ResearchService:
                             "model not used for %s; fell back",
                             event.stage,
                             extra={
+                                "question_id": question_id,
                                 "stage": event.stage,
                                 "reason": event.reason,
                                 "collection": event.collection,
@@ -174,9 +187,20 @@ class ResearchService:
             outcome = "rejected"
             raise
         finally:
+            seconds = time.perf_counter() - started
             self.metrics.questions_in_flight.dec()
             self.metrics.questions.labels(surface, outcome).inc()
-            self.metrics.question_duration.labels(surface).observe(time.perf_counter() - started)
+            self.metrics.question_duration.labels(surface).observe(seconds)
+            logger.info(
+                "question finished",
+                extra={
+                    "question_id": question_id,
+                    "surface": surface,
+                    "outcome": outcome,
+                    "seconds": round(seconds, 4),
+                },
+            )
+            logger.debug("question text", extra={"question_id": question_id, "text": question.text})
 
     async def close(self) -> None:
         await self.backend.close()

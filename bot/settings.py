@@ -1,6 +1,7 @@
 """Settings from the environment and ``.env`` (DESIGN §6), validated once at start-up."""
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -37,6 +38,7 @@ class ConferSettings(BaseSettings):
     )
     routing_ratio: float = Field(0.5, gt=0, le=1, validation_alias=_env("CONFER_ROUTING_RATIO"))
     log_level: str = Field("INFO", validation_alias=_env("CONFER_LOG_LEVEL"))
+    log_format: Literal["plain", "json"] = Field("plain", validation_alias=_env("CONFER_LOG_FORMAT"))
 
     elasticsearch_url: str | None = Field(None, validation_alias=_env("ELASTICSEARCH_URL"))
     elasticsearch_api_key: SecretStr | None = Field(None, validation_alias=_env("ELASTICSEARCH_API_KEY"))

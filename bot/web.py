@@ -31,13 +31,19 @@ def build_web_app(*, bolt: AsyncApp | None, metrics: ConferMetrics, ready: Ready
         return web.json_response({"status": "ok"})
 
     async def readyz(_: web.Request) -> web.Response:
-        if await ready():
+        is_ready = await ready()
+        metrics.ready.set(1 if is_ready else 0)
+        if is_ready:
             return web.json_response({"status": "ready"})
         return web.json_response({"status": "not ready"}, status=503)
 
+    async def metrics_with_readiness(request: web.Request) -> web.Response:
+        metrics.ready.set(1 if await ready() else 0)  # fresh on every scrape
+        return await metrics_page(request)
+
     if bolt is not None:
         app.router.add_post("/slack/events", slack_events)
-    app.router.add_get("/metrics", metrics_page)
+    app.router.add_get("/metrics", metrics_with_readiness)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     return app

@@ -1,0 +1,34 @@
+# Confer: `confer serve` in a small, non-root image. Configuration comes only from the environment.
+# Build:  docker build -t confer .
+# Run:    docker run -p 3000:3000 -e SLACK_BOT_TOKEN=... -e SLACK_SIGNING_SECRET=... confer
+
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY bot ./bot
+COPY graph ./graph
+COPY retrieval ./retrieval
+# Every runtime dependency ships as a wheel: no compiler is needed here or in the final image.
+RUN python -m venv /opt/venv && /opt/venv/bin/pip install --no-compile . && \
+    find /opt/venv -name '__pycache__' -prune -exec rm -rf {} +
+
+FROM python:3.11-slim
+RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin confer && mkdir /data && chown confer /data
+COPY --from=build /opt/venv /opt/venv
+WORKDIR /app
+# The sample collections, so the image answers something out of the box; mount your own
+# collections file and documents and point CONFER_COLLECTIONS at it.
+COPY collections.yaml ./
+COPY samples ./samples
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    CONFER_DATA_DIR=/data \
+    CONFER_LOG_FORMAT=json \
+    PORT=3000
+USER confer
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=3s --start-period=15s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '3000'), timeout=2)"]
+ENTRYPOINT ["confer"]
+CMD ["serve"]
