@@ -4,6 +4,8 @@ import itertools
 import random
 from functools import cache
 
+from retrieval.backends import SearchBackend
+from retrieval.collections import Collection, CollectionsConfig
 from retrieval.passages import Passage
 
 VOCABULARY_SIZE = 20_000
@@ -49,3 +51,17 @@ def synthetic_queries(count: int, *, seed: int = 11) -> list[str]:
     rng = random.Random(seed)
     pool = vocabulary()[0][50:5000]
     return [" ".join(rng.sample(pool, rng.randint(2, 5))) for _ in range(count)]
+
+
+async def synthetic_collections(
+    backend: SearchBackend, count: int, *, passages: int = 200
+) -> CollectionsConfig:
+    """``count`` collections named c0, c1, … of synthetic passages, indexed into ``backend``."""
+    config = CollectionsConfig(
+        collections=tuple(
+            Collection(name=f"c{i}", title=f"Collection {i}", sources=("x",)) for i in range(count)
+        )
+    )
+    for collection in config.collections:
+        await backend.sync_collection(collection, synthetic_passages(collection.name, passages))
+    return config

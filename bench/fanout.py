@@ -6,28 +6,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.corpus import synthetic_passages
+from bench.corpus import synthetic_collections, synthetic_passages
 from bot.metrics import build_metrics
 from bot.service import ResearchService
 from graph.context import ResearchLimits
 from graph.events import AnswerReady, BranchFinished, ProgressEvent
 from retrieval.backends.embedded import build_embedded_backend
-from retrieval.collections import Collection, CollectionsConfig
 from tests.fakes.backends import FaultyBackend
 
 
 async def measure_fanout(collections: int, latency: float, runs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         inner = build_embedded_backend(Path(tmp))
-        config = CollectionsConfig(
-            collections=tuple(
-                Collection(name=f"c{i}", title=f"Collection {i}", sources=("x",)) for i in range(collections)
-            )
-        )
-        for collection in config.collections:
-            await inner.sync_collection(
-                collection, synthetic_passages(collection.name, 200, seed=len(collection.name))
-            )
+        config = await synthetic_collections(inner, collections)
         backend = FaultyBackend(inner, default_delay=latency)
         service = ResearchService(
             config=config,

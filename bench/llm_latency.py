@@ -6,14 +6,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.corpus import synthetic_passages
+from bench.corpus import synthetic_collections, synthetic_passages
 from bot.metrics import build_metrics
 from bot.service import ResearchService
 from graph.context import ResearchLimits
 from graph.events import AnswerReady, BranchFinished, PlanReady, ProgressEvent
 from graph.llm import build_chat_model
 from retrieval.backends.embedded import build_embedded_backend
-from retrieval.collections import Collection, CollectionsConfig
 from tests.fakes.llm_api import FakeLLM
 
 
@@ -26,13 +25,7 @@ async def measure_llm_latency(
     modes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         backend = build_embedded_backend(Path(tmp))
-        config = CollectionsConfig(
-            collections=tuple(
-                Collection(name=f"c{i}", title=f"Collection {i}", sources=("x",)) for i in range(collections)
-            )
-        )
-        for collection in config.collections:
-            await backend.sync_collection(collection, synthetic_passages(collection.name, 200))
+        config = await synthetic_collections(backend, collections)
         service = ResearchService(
             config=config,
             backend=backend,

@@ -78,6 +78,19 @@ def _console(*, stderr: bool = False) -> Console:
     return console
 
 
+def _progress(err: Console) -> Progress:
+    """A progress bar on stderr, shown only on a terminal."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal,
+        transient=True,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -120,15 +133,7 @@ async def _index(settings: ConferSettings, config: CollectionsConfig, names: lis
     out = _console()
     failures = 0
     try:
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            disable=not err.is_terminal,
-            transient=True,
-        ) as progress:
+        with _progress(err) as progress:
             for collection, files in plans:
                 task = progress.add_task(collection.title, total=len(files))
 
@@ -159,16 +164,8 @@ async def _eval(settings: ConferSettings, args: argparse.Namespace, err: Console
         raise CollectionsFileError(path=args.dataset / "collections.yaml", problems=["file not found"])
     if args.limit is not None and args.limit < 1:
         raise DatasetError("--limit must be at least 1")
-    with Progress(
-        TextColumn("questions"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=not err.is_terminal,
-        transient=True,
-    ) as progress:
-        task = progress.add_task("eval", total=None)
+    with _progress(err) as progress:
+        task = progress.add_task("questions", total=None)
 
         def advance(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)

@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from retrieval.text import split_sentences, stems
+from tests.fakes.server import serve_locally
 
 Stage = str  # "plan" | "draft" | "synthesis"
 
@@ -101,12 +102,7 @@ class FakeLLM:
     async def start(self) -> "FakeLLM":
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        assert site._server is not None
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self._runner, port = await serve_locally(app)
         self.url = f"http://127.0.0.1:{port}/v1"
         return self
 

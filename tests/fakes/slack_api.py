@@ -14,6 +14,8 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from tests.fakes.server import serve_locally
+
 BOT_USER_ID = "UCONFER"
 TEAM_ID = "T0001"
 
@@ -61,12 +63,7 @@ class FakeSlackApi:
         app = web.Application()
         app.router.add_post("/api/{method}", self._handle)
         app.router.add_get("/socket", self._socket)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        assert site._server is not None
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self._runner, port = await serve_locally(app)
         self.url = f"http://127.0.0.1:{port}/api"
         return self
 
