@@ -99,7 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     err = _console(stderr=True)
     try:
         settings = load_settings()
-        configure_logging(settings.log_level, settings.log_format)
+        # The terminal commands show their own progress; per-question log lines are for the service
+        # (or for anyone who sets CONFER_LOG_LEVEL).
+        quiet = args.command != "serve" and "log_level" not in settings.model_fields_set
+        configure_logging("WARNING" if quiet else settings.log_level, settings.log_format)
         if args.command == "eval":
             return asyncio.run(_eval(settings, args, err))
         config = load_collections(settings.collections_path)

@@ -152,16 +152,19 @@ def plan_from_model(
     limits: ResearchLimits,
 ) -> Plan | None:
     """Apply the model's plan within the rules: explicit or channel-default collections stay as
-    they are (the model only refines their queries); automatic routing takes the model's choice
-    among the allowed collections. ``None`` when the model chose nothing usable."""
+    they are (the model only refines their queries); with automatic routing the model may add
+    allowed collections but never drops one the routing probe found evidence in, so a weak
+    planner cannot lose the evidence. ``None`` when the model chose nothing usable."""
     by_name = {p.name: p for p in output.collections}
     if heuristic.routing in ("explicit", "channel_default"):
         names = [t.collection for t in heuristic.tasks]
     else:
         allowed = set(allowed_names(question, collections))
-        names = unique(p.name for p in output.collections if p.name in allowed)[: limits.max_fanout]
-        if not names:
+        chosen_by_model = unique(p.name for p in output.collections if p.name in allowed)
+        if not chosen_by_model:
             return None
+        probed = [t.collection for t in heuristic.tasks]
+        names = unique([*probed, *chosen_by_model])[: max(limits.max_fanout, len(probed))]
     existing = {t.collection: t for t in heuristic.tasks}
     chosen = [collections[n] for n in names]
     sides = heuristic.sides

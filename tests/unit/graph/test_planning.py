@@ -88,3 +88,24 @@ def test_focus_keywords_that_share_a_word_with_the_question_refine_the_query() -
     q = Question(text="who must review a change?", allowed=("engineering",))
     plan = plan_research(q, "factual", collections, {"engineering": 1.0}, ResearchLimits())
     assert plan.tasks[0].queries == ("who must review a change? code review",)
+
+
+def test_the_model_may_add_collections_but_never_drop_what_routing_found() -> None:
+    from graph.planning import plan_from_model
+    from graph.schemas import PlannedCollection, PlanOutput
+
+    q = Question(text="laptop encryption rules", allowed=ALL)
+    heuristic = plan_research(q, "factual", COLLECTIONS, {"security": 10.0, "people": 6.0}, ResearchLimits())
+    output = PlanOutput(
+        kind="factual",
+        collections=[
+            PlannedCollection(name="product", query="disk encryption"),
+            PlannedCollection(name="secret-hr"),
+        ],
+    )
+    planned = plan_from_model(output, q, heuristic, COLLECTIONS, ResearchLimits())
+    assert planned is not None
+    assert [t.collection for t in planned.tasks] == ["security", "people", "product"]
+    assert planned.tasks[2].queries[0] == "disk encryption"
+    nothing = PlanOutput(kind="factual", collections=[PlannedCollection(name="secret-hr")])
+    assert plan_from_model(nothing, q, heuristic, COLLECTIONS, ResearchLimits()) is None
