@@ -6,7 +6,6 @@ from bot.service import EmptyQuestionError
 from bot.settings import SettingsError
 from graph.models import FindingStatus, QuestionKind
 from graph.planning import CollectionAccessError
-from retrieval.collections import CollectionsConfig
 from retrieval.errors import CollectionsFileError, ConferError, DocumentLoadError, IndexingError
 
 USAGE = (
@@ -59,7 +58,7 @@ def partial_note(failed: Sequence[tuple[str, FindingStatus, str]]) -> str:
     return "This answer is partial: " + ", ".join(parts) + " could not be searched."
 
 
-def collection_access(error: CollectionAccessError, config: CollectionsConfig | None = None) -> str:
+def collection_access(error: CollectionAccessError) -> str:
     problems = []
     if error.unknown:
         problems.append("there is no collection " + ", ".join(f"'{n}'" for n in error.unknown))
@@ -98,7 +97,6 @@ COMMAND_USAGE = (
     "• `/ask list` shows the collections of this channel; `/ask help` shows this."
 )
 SHUTTING_DOWN = "I'm restarting right now. Please ask again in a minute."
-QUEUED = "Queued"
 
 
 def collections_list(entries: list[tuple[str, str, str]]) -> str:

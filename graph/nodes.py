@@ -3,7 +3,6 @@
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send, StreamWriter
@@ -190,16 +189,12 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
     return {"findings": [finding]}
 
 
-def _findings_in_plan_order(state: ResearchState) -> Sequence[Finding]:
-    return state.get("findings", [])
-
-
 async def synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, Answer]:
     """Merge the findings into one cited answer: model-written and verified sentence by sentence
     when a model is configured, extractive otherwise or whenever the model's answer is unusable."""
     context = runtime.context
     plan_ = state["plan"]
-    findings = _findings_in_plan_order(state)
+    findings = state.get("findings", [])  # in the order the branches were sent
     if context.llm is not None and any(f.claims for f in findings):
         try:
             answer, _ = await synthesize_with_llm(
