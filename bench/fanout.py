@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import synthetic_collections, synthetic_passages
+from bench.timeline import Timeline
 from bot.metrics import build_metrics
 from bot.service import ResearchService
 from graph.context import ResearchLimits
-from graph.events import AnswerReady, BranchFinished, ProgressEvent
 from retrieval.backends.embedded import build_embedded_backend
 from tests.fakes.backends import FaultyBackend
 
@@ -32,28 +32,21 @@ async def measure_fanout(collections: int, latency: float, runs: int) -> dict[st
         results: dict[str, list[dict[str, float]]] = {"parallel": [], "sequential": []}
         for mode in ("parallel", "sequential"):
             for _ in range(runs):
-                marks: dict[str, float] = {}
-                slowest = 0.0
-
-                async def on_event(event: ProgressEvent, marks: dict[str, float] = marks) -> None:
-                    nonlocal slowest
-                    now = time.perf_counter()
-                    if isinstance(event, BranchFinished):
-                        slowest = max(slowest, event.seconds)
-                        marks["last_branch"] = now
-                    elif isinstance(event, AnswerReady):
-                        marks["answer"] = now
-
+                timeline = Timeline()
                 started = time.perf_counter()
                 cpu_started = time.process_time()
                 await service.answer(
-                    question, surface="cli", on_event=on_event, sequential=mode == "sequential"
+                    question, surface="cli", on_event=timeline.record, sequential=mode == "sequential"
                 )
                 total = time.perf_counter() - started
                 cpu = time.process_time() - cpu_started
-                synthesis = marks["answer"] - marks["last_branch"]
                 results[mode].append(
-                    {"total": total, "slowest_branch": slowest, "synthesis": synthesis, "cpu": cpu}
+                    {
+                        "total": total,
+                        "slowest_branch": timeline.slowest_branch,
+                        "synthesis": timeline.synthesis,
+                        "cpu": cpu,
+                    }
                 )
         await backend.close()
     summary: dict[str, Any] = {"collections": collections, "branch_latency_seconds": latency, "runs": runs}

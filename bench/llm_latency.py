@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import synthetic_collections, synthetic_passages
+from bench.timeline import Timeline
 from bot.metrics import build_metrics
 from bot.service import ResearchService
 from graph.context import ResearchLimits
-from graph.events import AnswerReady, BranchFinished, PlanReady, ProgressEvent
 from graph.llm import build_chat_model
 from retrieval.backends.embedded import build_embedded_backend
 from tests.fakes.llm_api import FakeLLM
@@ -37,30 +37,16 @@ async def measure_llm_latency(
         sentence = synthetic_passages("c0", 1)[0].text.split(".")[0]
         question = service.make_question("in:" + ",".join(config.names) + " " + sentence)
         for _ in range(runs):
-            marks: dict[str, float] = {}
-            slowest = 0.0
-
-            async def on_event(event: ProgressEvent, marks: dict[str, float] = marks) -> None:
-                nonlocal slowest
-                now = time.perf_counter()
-                if isinstance(event, PlanReady):
-                    marks["plan"] = now
-                elif isinstance(event, BranchFinished):
-                    slowest = max(slowest, event.seconds)
-                    marks["last_branch"] = now
-                elif isinstance(event, AnswerReady):
-                    marks["answer"] = now
-
-            started = time.perf_counter()
-            answer = await service.answer(question, surface="cli", on_event=on_event)
-            total = time.perf_counter() - started
+            timeline = Timeline()
+            answer = await service.answer(question, surface="cli", on_event=timeline.record)
+            total = time.perf_counter() - timeline.started
             modes.append(answer.mode)
             rows.append(
                 {
                     "total": total,
-                    "plan": marks["plan"] - started,
-                    "slowest_branch": slowest,
-                    "synthesis": marks["answer"] - marks["last_branch"],
+                    "plan": timeline.planning,
+                    "slowest_branch": timeline.slowest_branch,
+                    "synthesis": timeline.synthesis,
                 }
             )
         await service.close()
