@@ -20,7 +20,14 @@ from bot.slack.blocks import Row, StatusState, answer_message, summary_line
 from bot.slack.dedupe import EventDeduplicator
 from bot.slack.gateway import SlackCallError, SlackGateway
 from bot.slack.mrkdwn import neutralize
-from bot.slack.payloads import PayloadError, is_user_id, parse_command, parse_mention, strip_bot_mention
+from bot.slack.payloads import (
+    PayloadError,
+    is_user_id,
+    parse_command,
+    parse_mention,
+    plain_text,
+    strip_bot_mention,
+)
 from bot.slack.status import StatusMessage
 from graph.events import BranchFinished, PlanReady, ProgressEvent
 from graph.models import Question
@@ -170,7 +177,7 @@ def build_slack_app(
         if mention.event_id and not await dedupe.first_delivery(mention.event_id):
             metrics.events_deduplicated.inc()
             return
-        text = strip_bot_mention(mention.text, context.bot_user_id)
+        text = plain_text(strip_bot_mention(mention.text, context.bot_user_id))
         thread = mention.reply_thread
         try:
             question = service.make_question(text, channel=mention.channel)
@@ -212,7 +219,7 @@ def build_slack_app(
             await ack(response_type="ephemeral", text=_collections_list(service, command.channel))
             return
         try:
-            question = service.make_question(command.text, channel=command.channel)
+            question = service.make_question(plain_text(command.text), channel=command.channel)
         except EmptyQuestionError:
             await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
             return

@@ -69,6 +69,22 @@ def parse_command(body: Mapping[str, Any]) -> SlashCommand:
         raise PayloadError("slash command without channel or user") from exc
 
 
+_LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")
+_CHANNEL = re.compile(r"<#[CG][A-Z0-9]+(?:\|([^>]*))?>")
+_SPECIAL = re.compile(r"<!(?:here|channel|everyone|subteam\^[A-Z0-9]+)(?:\|[^>]*)?>")
+
+
+def plain_text(text: str) -> str:
+    """Slack's message markup turned back into what the person typed, for searching: links become
+    their label (or URL), channels their name, other mentions and broadcasts go, entities decode."""
+    text = _LINK.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _CHANNEL.sub(lambda m: f"#{m.group(1)}" if m.group(1) else "", text)
+    text = _SPECIAL.sub("", text)
+    text = _MENTION.sub("", text)
+    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return " ".join(text.split())
+
+
 def strip_bot_mention(text: str, bot_user_id: str | None) -> str:
     """Remove the bot's own mention (or, if its id is unknown, a leading mention)."""
     if bot_user_id:

@@ -29,3 +29,11 @@ def test_command_needs_channel_and_user() -> None:
     assert parse_command({"channel_id": "C1", "user_id": "U1", "text": "list"}).text == "list"
     with pytest.raises(PayloadError):
         parse_command({"text": "x"})
+
+
+def test_slack_markup_becomes_the_text_people_typed() -> None:
+    from bot.slack.payloads import plain_text
+
+    text = "What is the R&amp;D budget? see <https://x.example/a|the wiki> in <#C123|eng> <@U9> <!here> &lt;3"
+    assert plain_text(text) == "What is the R&D budget? see the wiki in #eng <3"
+    assert plain_text("<https://x.example/b>") == "https://x.example/b"
