@@ -1,6 +1,7 @@
 """Extractive drafting: the sentences of retrieved passages that best cover the question."""
 
 import math
+import re
 from collections.abc import Sequence
 
 from graph.models import Claim
@@ -10,6 +11,11 @@ from retrieval.text import split_sentences, stem, stems, terms
 MIN_WORDS = 5
 MAX_WORDS = 80
 REDUNDANCY = 0.6
+# Sentences about the document itself ("This page explains …") rarely answer a question.
+_ABOUT_THE_DOCUMENT = re.compile(
+    r"^(this|the following) (page|policy|document|guide|section|handbook|article|chapter)\b", re.IGNORECASE
+)
+META_PENALTY = 0.6
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -63,6 +69,8 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
             ) / total
             novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
             value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
+            if _ABOUT_THE_DOCUMENT.match(candidates[index][0]):
+                value *= META_PENALTY
             if value > best_value:
                 best_index, best_value, best_coverage = index, value, coverage
         if best_index < 0 or best_value < 0.5 * first_value:

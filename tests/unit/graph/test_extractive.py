@@ -37,3 +37,16 @@ def test_diverse_claims_and_no_near_repeats() -> None:
 
 def test_sentences_without_question_words_are_never_claims() -> None:
     assert draft_claims("parental leave", [_p("a", "Lunch is served at noon every day.")], limit=3) == []
+
+
+def test_sentences_about_the_document_itself_rank_below_facts() -> None:
+    passages = [
+        _p(
+            "a",
+            "This page explains how engineers request production access. "
+            "Engineers request production access with the access bot for four hours.",
+            5.0,
+        )
+    ]
+    [first, *_] = draft_claims("how do engineers request production access", passages, limit=2)
+    assert first.text.startswith("Engineers request production access with the access bot")
