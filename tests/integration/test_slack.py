@@ -399,3 +399,19 @@ async def test_confer_serve_process_stops_cleanly_on_sigterm(sample_dir: Any) ->
             process.kill()
             await process.communicate()
         await fake.stop()
+
+
+async def test_nothing_found_and_nothing_searchable_get_clear_replies(harness: Harness) -> None:
+    await harness.slack.mention("in:product zyxwvut qwertyuiop")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    [answer] = harness.fake.answers()
+    assert answer["text"].startswith("I found nothing about that in Beacon product docs.")
+    assert not [b for b in answer["blocks"] if b["type"] == "actions"]  # no feedback on a non-answer
+    harness.backend.failing = {"people"}
+    await harness.slack.mention("in:people how long is parental leave?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    text = harness.fake.answers()[1]["text"]
+    assert "No collection could be searched" in text and "People policies (search unavailable)" in text
+    status_ts = harness.fake.status_messages()[1]
+    await harness.fake.wait_for(lambda: "Done in" in (harness.fake.updates(status_ts) or [""])[-1])
+    assert harness.fake.updates(status_ts)[-1].endswith("1 unavailable")
