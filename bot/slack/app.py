@@ -30,7 +30,7 @@ from bot.slack.payloads import (
 )
 from bot.slack.status import StatusMessage
 from graph.events import BranchFinished, PlanReady, ProgressEvent
-from graph.models import Question
+from graph.models import Answer, Question
 from graph.nodes import DIRECT_KINDS
 from graph.planning import CollectionAccessError
 from graph.question import classify_question
@@ -38,6 +38,7 @@ from graph.question import classify_question
 logger = logging.getLogger(__name__)
 
 COMMAND = "/ask"
+_BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "msg_too_long"})
 
 
 @dataclass
@@ -102,8 +103,7 @@ class SlackResponder:
                 answer = await self.service.answer(
                     question, surface=surface, on_event=_status_updater(status)
                 )
-            blocks, text = answer_message(answer, config)
-            await self.post(channel, thread_ts, text, blocks=blocks)
+            await self.post_answer(channel, thread_ts, answer)
             answered = True
             status.update(lambda s: _finish(s, "done", summary_line(answer, time.monotonic() - started)))
             await status.close()
@@ -117,12 +117,24 @@ class SlackResponder:
             raise
         except SlackCallError as error:
             logger.warning("could not post to slack", extra={"method": error.method, "error": error.error})
+            status.update(lambda s: _finish(s, "failed", "⚠️ Could not post the answer to Slack."))
         except Exception:
             logger.exception("question failed")
             status.update(lambda s: _finish(s, "failed", "⚠️ Something went wrong."))
             await self._say(channel, thread_ts, messages.UNEXPECTED)
         if not answered:
             await status.close()
+
+    async def post_answer(self, channel: str, thread_ts: str, answer: Answer) -> None:
+        """Post with Block Kit; if Slack rejects the blocks, post the same answer as plain text."""
+        blocks, text = answer_message(answer, self.service.config)
+        try:
+            await self.post(channel, thread_ts, text, blocks=blocks)
+        except SlackCallError as error:
+            if error.error not in _BLOCK_ERRORS:
+                raise
+            logger.warning("answer blocks rejected; posting text", extra={"error": error.error})
+            await self.post(channel, thread_ts, text)
 
     async def _finish_interrupted(self, status: StatusMessage, channel: str, thread_ts: str) -> None:
         await self._say(channel, thread_ts, messages.INTERRUPTED)

@@ -34,6 +34,7 @@ class Scripted:
     status: int = 200
     error: str | None = None
     retry_after: int | None = None
+    when: Callable[[dict[str, Any]], bool] | None = None  # only calls whose parameters match
 
 
 @dataclass
@@ -55,9 +56,19 @@ class FakeSlackApi:
         error: str | None = None,
         retry_after: int | None = None,
         times: int = 1,
+        when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         for _ in range(times):
-            self._scripts[method].append(Scripted(status=status, error=error, retry_after=retry_after))
+            self._scripts[method].append(
+                Scripted(status=status, error=error, retry_after=retry_after, when=when)
+            )
+
+    def _take_script(self, method: str, params: dict[str, Any]) -> Scripted | None:
+        for scripted in self._scripts[method]:
+            if scripted.when is None or scripted.when(params):
+                self._scripts[method].remove(scripted)
+                return scripted
+        return None
 
     async def start(self) -> "FakeSlackApi":
         app = web.Application()
@@ -105,7 +116,7 @@ class FakeSlackApi:
             for key in ("blocks", "attachments"):
                 if isinstance(params.get(key), str):
                     params[key] = json.loads(params[key])
-        script = self._scripts[method].popleft() if self._scripts[method] else None
+        script = self._take_script(method, params)
         status = script.status if script else 200
         answer = self._answer(method, params) if status == 200 and not (script and script.error) else {}
         self.calls.append(
@@ -158,7 +169,8 @@ class FakeSlackApi:
 
     # What tests look at.
     def ok_calls(self, method: str) -> list[Call]:
-        return [c for c in self.calls if c.method == method and c.status == 200]
+        """Calls Slack would have answered with ``ok: true``."""
+        return [c for c in self.calls if c.method == method and c.status == 200 and c.response.get("ok")]
 
     def posts(self) -> list[dict[str, Any]]:
         return [c.params for c in self.ok_calls("chat.postMessage")]

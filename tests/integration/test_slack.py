@@ -415,3 +415,17 @@ async def test_nothing_found_and_nothing_searchable_get_clear_replies(harness: H
     status_ts = harness.fake.status_messages()[1]
     await harness.fake.wait_for(lambda: "Done in" in (harness.fake.updates(status_ts) or [""])[-1])
     assert harness.fake.updates(status_ts)[-1].endswith("1 unavailable")
+
+
+async def test_rejected_answer_blocks_are_posted_again_as_text(harness: Harness) -> None:
+    harness.fake.script(
+        "chat.postMessage", error="invalid_blocks", when=lambda params: bool(params.get("blocks"))
+    )
+    await harness.slack.mention("How long is parental leave?", ts="1700000004.000400")
+    await harness.fake.wait_for(lambda: any("20 weeks" in p["text"] for p in harness.fake.posts()))
+    rejected = [c for c in harness.fake.calls if c.method == "chat.postMessage" and not c.response]
+    assert len(rejected) == 1 and rejected[0].params.get("blocks")
+    posted = [p for p in harness.fake.posts() if "20 weeks" in p["text"]]
+    assert len(posted) == 1 and "blocks" not in posted[0] and posted[0]["thread_ts"] == "1700000004.000400"
+    status_ts = harness.fake.status_messages()[0]
+    await harness.fake.wait_for(lambda: "Done in" in (harness.fake.updates(status_ts) or [""])[-1])
