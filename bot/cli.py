@@ -124,6 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except Exception:
+        logger.debug("unexpected error", exc_info=True)  # CONFER_LOG_LEVEL=DEBUG shows the traceback
+        say_error(messages.UNEXPECTED)
+        return EXIT_ERROR
 
 
 async def _index(settings: ConferSettings, config: CollectionsConfig, names: list[str], err: Console) -> int:

@@ -6,7 +6,13 @@ from bot.service import EmptyQuestionError
 from bot.settings import SettingsError
 from graph.models import FindingStatus, QuestionKind
 from graph.planning import CollectionAccessError
-from retrieval.errors import CollectionsFileError, ConferError, DocumentLoadError, IndexingError
+from retrieval.errors import (
+    CollectionsFileError,
+    ConferError,
+    DocumentLoadError,
+    IndexingError,
+    RetrievalError,
+)
 
 USAGE = (
     "Ask me a question and I'll research it across the document collections this channel may "
@@ -76,6 +82,11 @@ def describe_error(error: ConferError) -> str:
         return f"Collections file {error.path}: " + "; ".join(error.problems)
     if isinstance(error, DocumentLoadError):
         return f"Skipped {error.path}: {error.reason}"
+    if isinstance(error, RetrievalError):
+        return (
+            f"The search index for '{error.collection}' could not be read ({error.reason}); "
+            "try `confer index`."
+        )
     if isinstance(error, IndexingError):
         return (
             f"Could not write collection '{error.collection}' to the search index; "

@@ -175,6 +175,11 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
     except LLMError as exc:
         logger.warning("model failed", extra={"collection": task.collection, "reason": exc.reason})
         finding = Finding(collection=task.collection, status="failed", reason="model unavailable")
+    except Exception:
+        # A bug or an unexpected reply in one branch must not sink the whole answer: operators get
+        # the traceback in the log, people get a partial answer that names the collection.
+        logger.exception("research branch crashed", extra={"collection": task.collection})
+        finding = Finding(collection=task.collection, status="failed", reason="internal error")
     seconds = round(time.monotonic() - started, 4)
     finding = finding.model_copy(update={"seconds": seconds})
     runtime.stream_writer(

@@ -238,7 +238,10 @@ class EmbeddedBackend:
                 )
             return found
 
-        return await self._run(run)
+        try:
+            return await self._run(run)
+        except sqlite3.Error as exc:
+            raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
 
     async def drop_collection(self, collection: Collection) -> None:
         table = self._table(collection)
@@ -267,7 +270,10 @@ class EmbeddedBackend:
             ).fetchone()
             return CollectionStats(documents=documents, passages=passages)
 
-        return await self._run(run)
+        try:
+            return await self._run(run)
+        except sqlite3.Error as exc:
+            raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
 
     async def health(self) -> bool:
         try:

@@ -160,3 +160,17 @@ def test_serve_without_credentials_names_the_missing_variables(
     assert main(["serve"]) == 2
     err = capsys.readouterr().err
     assert "SLACK_BOT_TOKEN: required by confer serve" in err and "SLACK_SIGNING_SECRET" in err
+
+
+def test_a_corrupt_index_file_is_one_clear_line_not_a_traceback(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / ".confer").mkdir()
+    (kb / ".confer/index.sqlite3").write_bytes(b"this is not a database" * 100)
+    assert main(["collections"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "could not be read (DatabaseError)" in err and "Traceback" not in err
+    assert main(["ask", "How long is parental leave?", "--json"]) == 0  # every branch fails, cleanly
+    payload = json.loads(capsys.readouterr().out)
+    assert {c["status"] for c in payload["collections"]} == {"failed"}
+    assert "No collection could be searched" in payload["answer"]

@@ -161,3 +161,22 @@ async def test_greetings_are_answered_without_searching(
     answer = await service.answer(service.make_question("hello!"), surface="cli")
     assert answer.mode == "direct" and answer.kind == "greeting" and not answer.outcomes
     assert spy.searches == []
+
+
+class _BrokenBackend(FaultyBackend):
+    async def search(self, collection, query, *, limit, broad=False):  # type: ignore[no-untyped-def]
+        if collection.name == "security":
+            raise KeyError("unexpected reply shape")
+        return await super().search(collection, query, limit=limit, broad=broad)
+
+
+async def test_a_crashing_branch_degrades_the_answer_instead_of_killing_it(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    await _indexed(embedded, sample_config)
+    service = _service(sample_config, _BrokenBackend(embedded))
+    answer = await service.answer(
+        service.make_question("in:engineering,security who approves production access?"), surface="cli"
+    )
+    assert {o.name: (o.status, o.reason) for o in answer.outcomes}["security"] == ("failed", "internal error")
+    assert answer.found and answer.partial
