@@ -15,7 +15,7 @@ from rich.text import Text
 
 from bot import messages
 from bot.app import build_backend, build_service
-from bot.evaluation import DatasetError
+from bot.errors import DatasetError
 from bot.logs import configure_logging
 from bot.render import answer_json
 from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import build_backend, build_limits, build_llm
+from bot.errors import DatasetError
 from bot.metrics import build_metrics
 from bot.render import plain_answer
 from bot.service import ResearchService
@@ -24,15 +25,10 @@ from graph.citations import is_supported
 from graph.models import Answer
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig, load_collections
-from retrieval.errors import ConferError
 from retrieval.ingest.pipeline import index_collection
 
 KS = (2, 5, 10)
 BASELINE = "all"
-
-
-class DatasetError(ConferError):
-    """The benchmark directory lacks a file or holds malformed questions."""
 
 
 @dataclass(frozen=True)

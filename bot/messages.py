@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 
+from bot.errors import DatasetError
 from bot.service import EmptyQuestionError
 from bot.settings import SettingsError
 from graph.models import FindingStatus, QuestionKind
@@ -96,7 +97,7 @@ def describe_error(error: ConferError) -> str:
         return "Invalid configuration: " + "; ".join(error.problems)
     if isinstance(error, EmptyQuestionError):
         return EMPTY_QUESTION
-    if type(error).__name__ == "DatasetError":
+    if isinstance(error, DatasetError):
         return f"Dataset: {error}"
     return UNEXPECTED
 
