@@ -11,7 +11,7 @@ from bench.timeline import Timeline
 from bot.metrics import build_metrics
 from bot.service import ResearchService
 from graph.context import ResearchLimits
-from graph.llm import build_chat_model
+from graph.openai_model import build_chat_model
 from retrieval.backends.embedded import build_embedded_backend
 from tests.fakes.llm_api import FakeLLM
 

@@ -4,7 +4,7 @@ from bot.metrics import ConferMetrics, MetricsLLMObserver, build_metrics
 from bot.service import ResearchService
 from bot.settings import ConferSettings
 from graph.context import ResearchLimits
-from graph.llm import ChatModel, build_chat_model
+from graph.llm import ChatModel
 from retrieval.backends import SearchBackend
 from retrieval.backends.elastic import build_elasticsearch_backend
 from retrieval.backends.embedded import build_embedded_backend
@@ -33,6 +33,8 @@ def build_llm(settings: ConferSettings, metrics: ConferMetrics) -> ChatModel | N
     """The configured OpenAI-compatible model, or ``None`` (extractive answers) without LLM_MODEL."""
     if not settings.llm_model:
         return None
+    from graph.openai_model import build_chat_model  # the openai package loads only when needed
+
     return build_chat_model(
         base_url=settings.llm_base_url,
         api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else None,

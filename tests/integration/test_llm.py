@@ -13,8 +13,8 @@ from bot.render import answer_json
 from bot.service import ResearchService
 from graph.citations import is_supported
 from graph.context import ResearchLimits
-from graph.llm import build_chat_model
 from graph.models import Answer
+from graph.openai_model import build_chat_model
 from retrieval.backends import SearchBackend
 from retrieval.collections import CollectionsConfig
 from tests.fakes.backends import FaultyBackend
