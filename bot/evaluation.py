@@ -191,7 +191,7 @@ def summarize(results: Sequence[QuestionResult], *, baseline: bool, with_model: 
     return metrics
 
 
-def _judge(answer: Answer, config: CollectionsConfig) -> tuple[bool, int, int, list[str]]:
+def _judge(answer: Answer) -> tuple[bool, int, int, list[str]]:
     retrieved = {p.id for p in answer.retrieved}
     by_number = {c.n: c.passage for c in answer.citations}
     valid = all(c.passage.id in retrieved for c in answer.citations)
@@ -268,7 +268,7 @@ async def _run(
             answer = await service.answer(question, surface="cli")
             seconds = time.perf_counter() - t0
             baseline = await backend.search(everything, item.question, limit=max(KS))
-            valid, total, supported, cited = _judge(answer, config)
+            valid, total, supported, cited = _judge(answer)
             results.append(
                 QuestionResult(
                     question=item,

@@ -4,7 +4,7 @@ import re
 from typing import Any
 
 from bot.messages import DIRECT_REPLIES, NOTHING_FOUND, NOTHING_SEARCHED, partial_note
-from graph.models import Answer, AnswerSentence
+from graph.models import Answer, AnswerSentence, FindingStatus
 from retrieval.collections import CollectionsConfig
 
 _END = re.compile(r"([.!?…]+[\"')\]]*)$")
@@ -38,7 +38,7 @@ def answer_paragraphs(answer: Answer, config: CollectionsConfig) -> list[tuple[s
     ]
 
 
-def failed_collections(answer: Answer, config: CollectionsConfig) -> list[tuple[str, Any, str]]:
+def failed_collections(answer: Answer, config: CollectionsConfig) -> list[tuple[str, FindingStatus, str]]:
     return [
         (collection_title(config, o.name), o.status, o.reason)
         for o in answer.outcomes

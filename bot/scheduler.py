@@ -27,10 +27,6 @@ class QuestionScheduler:
         self._tasks: set[asyncio.Task[None]] = set()
         self.accepting = True
 
-    @property
-    def in_flight(self) -> int:
-        return len(self._tasks)
-
     def submit(self, job: Coroutine[Any, Any, None], *, name: str = "confer-question") -> asyncio.Task[None]:
         if not self.accepting:
             job.close()

@@ -12,7 +12,7 @@ from graph.drafting import draft_with_llm
 from graph.events import BranchFinished, BranchStarted, LLMFallback, PlanReady
 from graph.extractive import draft_claims
 from graph.llm import ChatModel, LLMError
-from graph.models import Answer, Finding, Plan, QueryHits, Question, ResearchTask
+from graph.models import Answer, Claim, Finding, Plan, QueryHits, Question, ResearchTask
 from graph.planning import allowed_names, check_requested, plan_from_model, plan_message, plan_research
 from graph.prompts import PLAN_PROMPT
 from graph.question import classify_question
@@ -121,34 +121,34 @@ async def investigate(
         return Finding(collection=task.collection, status="empty")
     passages.sort(key=lambda p: -p.score)
     limit = context.limits.claims_per_branch
+    claims: list[Claim] | None = None
+    dropped = 0
     if context.llm is not None:
-        question = task.focus or task.question
         try:
             claims, dropped = await draft_with_llm(
-                context.llm, question, passages, limit=limit, time_budget=deadline - time.monotonic()
+                context.llm,
+                task.focus or task.question,
+                passages,
+                limit=limit,
+                time_budget=deadline - time.monotonic(),
             )
         except LLMError as exc:
             if exc.reason == "timeout":
                 raise TimeoutError from None  # the model ran past the branch's budget
             writer(LLMFallback(stage="draft", reason=exc.reason, collection=task.collection))
         else:
-            if claims or not dropped:
-                return Finding(
-                    collection=task.collection,
-                    status="ok",
-                    passages=tuple(passages),
-                    rankings=rankings,
-                    claims=tuple(claims),
-                    dropped=dropped,
-                )
-            writer(LLMFallback(stage="draft", reason="no verified claims", collection=task.collection))
-    claims = draft_claims(" ".join(task.queries), passages, limit=limit)
+            if not claims and dropped:
+                writer(LLMFallback(stage="draft", reason="no verified claims", collection=task.collection))
+                claims, dropped = None, 0
+    if claims is None:
+        claims = draft_claims(" ".join(task.queries), passages, limit=limit)
     return Finding(
         collection=task.collection,
         status="ok",
         passages=tuple(passages),
         rankings=rankings,
         claims=tuple(claims),
+        dropped=dropped,
     )
 
 
