@@ -50,17 +50,14 @@ def stem(word: str) -> str:
     return word
 
 
-def _is_term(word: str) -> bool:
-    return word not in STOPWORDS and (len(word) > 1 or word.isdigit())
-
-
 def terms(text: str) -> list[str]:
     """Content words in order of appearance, without stopwords, duplicates kept."""
-    return [w for w in words(text) if _is_term(w)]
+    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
 
 
 def stems(text: str) -> set[str]:
-    return {stem(t) for t in terms(text)}
+    """The stems of ``terms(text)`` (written out: this runs for every sentence of every passage)."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
 
 
 def unique(items: Iterable[str]) -> list[str]:

@@ -136,7 +136,6 @@ class EmbeddedBackend:
                     url=r[4],
                     text=r[5],
                     score=float(r[6]),
-                    highlights=(r[7],),
                 )
                 for r in rows
             ]
@@ -150,8 +149,7 @@ class EmbeddedBackend:
     def _search_rows(db: sqlite3.Connection, table: str, match: str, limit: int) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = db.execute(
             f"""SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text,
-                           -bm25({table}, ?, 1.0) AS score,
-                           snippet({table}, 1, '', '', '…', 24)
+                           -bm25({table}, ?, 1.0) AS score
                     FROM {table} JOIN passages AS p ON p.rowid = {table}.rowid
                     WHERE {table} MATCH ? ORDER BY bm25({table}, ?, 1.0) LIMIT ?""",  # noqa: S608
             (TITLE_WEIGHT, match, TITLE_WEIGHT, limit),
