@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     commands.add_parser("collections", help="list collections with document and passage counts")
     commands.add_parser(
-        "serve", help="run the Slack service (HTTP mode, or Socket Mode with SLACK_APP_TOKEN)"
+        "serve", help="run the chat service: Slack and/or Teams, each enabled by its credentials"
     )
     evaluate = commands.add_parser(
         "eval", help="retrieval, routing, citation and latency metrics on a benchmark"

@@ -5,3 +5,12 @@ from retrieval.errors import ConferError
 
 class DatasetError(ConferError):
     """A benchmark directory lacks a file or holds malformed questions."""
+
+
+class ChatCallError(ConferError):
+    """A chat platform refused a post or an edit for good (after its retries)."""
+
+    def __init__(self, *, method: str, error: str) -> None:
+        self.method = method
+        self.error = error
+        super().__init__(f"{method}: {error}")
