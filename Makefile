@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench eval format clean
+.PHONY: run test lint bench eval format clean playground
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Confer needs Python 3.11 or newer")'
@@ -28,6 +28,10 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# Confer in Teams local mode beside Microsoft 365 Agents Playground (needs Node.js); see README, Teams.
+playground: $(STAMP)
+	bash deploy/teams/playground.sh
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

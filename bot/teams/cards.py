@@ -35,7 +35,6 @@ def _card(body: list[dict[str, Any]], actions: list[dict[str, Any]] | None = Non
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
         "version": CARD_VERSION,
         "body": body,
-        "msteams": {"width": "Full"},
     }
     if actions:
         card["actions"] = actions
