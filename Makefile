@@ -7,7 +7,7 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test lint bench eval format clean
+.PHONY: run test lint bench eval format clean playground
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Confer needs Python 3.11 or newer")'
@@ -37,6 +37,10 @@ lint: $(DEV)
 format: $(DEV)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# Confer in Teams local mode beside Microsoft 365 Agents Playground (needs Node.js); see README, Teams.
+playground: $(RUNTIME)
+	bash deploy/teams/playground.sh
 
 bench: $(DEV)
 	$(BIN)/python -m bench

@@ -92,9 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command(
         "serve",
-        "run the Slack service",
-        "HTTP mode on PORT (/slack/events, /metrics, /healthz, /readyz), or Socket Mode when "
-        "SLACK_APP_TOKEN is set. Needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET.",
+        "run the chat service: Slack and/or Teams, each enabled by its credentials",
+        "HTTP on PORT (/slack/events, /api/messages, /metrics, /healthz, /readyz), or Slack's Socket "
+        "Mode when SLACK_APP_TOKEN is set. Slack needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET; "
+        "Teams needs its app id, secret and tenant, or CONFER_TEAMS_LOCAL=true (see README).",
     )
     evaluate = command(
         "eval",

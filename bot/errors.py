@@ -9,3 +9,12 @@ class DatasetError(ConferError):
 
 class EmptyQuestionError(ConferError):
     """The question had no text once ``in:`` targets were taken out."""
+
+
+class ChatCallError(ConferError):
+    """A chat platform refused a post or an edit for good (after its retries)."""
+
+    def __init__(self, *, method: str, error: str) -> None:
+        self.method = method
+        self.error = error
+        super().__init__(f"{method}: {error}")

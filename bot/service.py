@@ -29,7 +29,7 @@ from retrieval.passages import CollectionStats, Passage, SyncStats
 
 logger = logging.getLogger(__name__)
 
-Surface = Literal["mention", "command", "cli"]
+Surface = Literal["mention", "command", "cli", "teams"]
 EventHandler = Callable[[ProgressEvent], Awaitable[None]]
 
 
