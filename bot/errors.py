@@ -7,6 +7,10 @@ class DatasetError(ConferError):
     """A benchmark directory lacks a file or holds malformed questions."""
 
 
+class EmptyQuestionError(ConferError):
+    """The question had no text once ``in:`` targets were taken out."""
+
+
 class ChatCallError(ConferError):
     """A chat platform refused a post or an edit for good (after its retries)."""
 

@@ -1,9 +1,9 @@
 """Every sentence Confer says to people, in one place (errors, replies, status wording)."""
 
+import difflib
 from collections.abc import Sequence
 
-from bot.errors import DatasetError
-from bot.service import EmptyQuestionError
+from bot.errors import DatasetError, EmptyQuestionError
 from bot.settings import SettingsError
 from graph.models import FindingStatus, QuestionKind
 from graph.planning import CollectionAccessError
@@ -65,10 +65,18 @@ def partial_note(failed: Sequence[tuple[str, FindingStatus, str]]) -> str:
     return "This answer is partial: " + ", ".join(parts) + " could not be searched."
 
 
+def _unknown_name(name: str, allowed: Sequence[str]) -> str:
+    """``'enginering' (did you mean 'engineering'?)``: only names this place may search are offered."""
+    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    return f"'{name}' (did you mean '{close[0]}'?)" if close else f"'{name}'"
+
+
 def collection_access(error: CollectionAccessError) -> str:
     problems = []
     if error.unknown:
-        problems.append("there is no collection " + ", ".join(f"'{n}'" for n in error.unknown))
+        problems.append(
+            "there is no collection " + ", ".join(_unknown_name(n, error.allowed) for n in error.unknown)
+        )
     if error.forbidden:
         problems.append("this channel may not search " + ", ".join(f"'{n}'" for n in error.forbidden))
     allowed = ", ".join(error.allowed) if error.allowed else "none"

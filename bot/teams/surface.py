@@ -22,13 +22,13 @@ from microsoft_agents.hosting.core.authorization import (
 
 from bot import messages
 from bot.conversation import answer_in_thread
-from bot.errors import ChatCallError
+from bot.errors import ChatCallError, EmptyQuestionError
 from bot.metrics import ConferMetrics
 from bot.progress import StatusState
 from bot.ratelimit import build_teams_budget
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
-from bot.service import EmptyQuestionError, ResearchService
+from bot.service import ResearchService
 from bot.settings import ConferSettings
 from bot.slack.dedupe import EventDeduplicator
 from bot.teams.activities import ActivityError, TeamsMessage, parse_activity
