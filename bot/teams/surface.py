@@ -16,6 +16,7 @@ from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.core import RestChannelServiceClientFactory
 from microsoft_agents.hosting.core.authorization import (
     AgentAuthConfiguration,
+    AuthTypes,
     ClaimsIdentity,
     JwtTokenValidator,
 )
@@ -233,11 +234,14 @@ def build_teams_surface(
     auth: AgentAuthConfiguration | None = None
     manager = None
     if not settings.teams_local:
-        assert settings.teams_app_id and settings.teams_tenant_id and settings.teams_app_secret
+        assert settings.teams_app_id and settings.teams_tenant_id
+        secret = settings.teams_app_secret
         auth = AgentAuthConfiguration(
+            auth_type=AuthTypes.client_secret if secret is not None else AuthTypes.certificate,
             client_id=settings.teams_app_id,
             tenant_id=settings.teams_tenant_id,
-            client_secret=settings.teams_app_secret.get_secret_value(),
+            client_secret=secret.get_secret_value() if secret is not None else None,
+            cert_pfx_file=str(settings.teams_cert_pfx_file) if secret is None else None,
             connection_name="SERVICE_CONNECTION",
         )
         manager = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": auth})
