@@ -68,3 +68,25 @@ async def test_retry_later_is_waited_out_and_a_failed_edit_does_not_stop_the_wri
     await writer.close(wait=5)
     assert loop.time() - started >= 0.2
     assert sink.shown[0][0] == "post" and sink.shown[-1][1] == "done"
+
+
+async def test_first_post_waits_for_a_status_still_being_posted() -> None:
+    release = asyncio.Event()
+
+    class SlowSink(RecordingSink):
+        async def post_status(self, state: StatusState) -> None:
+            await release.wait()
+            await super().post_status(state)
+
+    sink = SlowSink()
+    writer = StatusWriter(sink, min_interval=0.01)
+    writer.start()
+    await writer.first_post()  # nothing worth showing yet: returns at once
+    writer.update(lambda s: s.rows.update({"a": Row()}))
+    waiting = asyncio.ensure_future(writer.first_post())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    release.set()
+    await asyncio.wait_for(waiting, 5)
+    assert sink.shown[0][0] == "post"
+    await writer.close(wait=2)
