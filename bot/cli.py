@@ -93,9 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     command(
         "serve",
         "run the chat service: Slack and/or Teams, each enabled by its credentials",
-        "One server on PORT: /slack/events (HTTP mode; Socket Mode when SLACK_APP_TOKEN is set; needs "
-        "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET), /api/messages for Teams (its app id, secret and tenant, "
-        "or CONFER_TEAMS_LOCAL=true for the Agents Playground), /metrics, /healthz, /readyz.",
+        "HTTP on PORT (/slack/events, /api/messages, /metrics, /healthz, /readyz), or Slack's Socket "
+        "Mode when SLACK_APP_TOKEN is set. Slack needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET; "
+        "Teams needs its app id, secret and tenant, or CONFER_TEAMS_LOCAL=true (see README).",
     )
     evaluate = command(
         "eval",
