@@ -31,7 +31,7 @@ MAX_QUERY_CHARS = 300
 
 # A name: capitalised words (or numbers inside one), joined by the small words names contain.
 _WORD = r"[A-Z][\w'’.&-]*|\d[\w'’.-]*"
-_JOIN = r"of|the|de|la|le|du|da|del|der|van|von|y|for|on|in|and|&|'s|’s"
+_JOIN = r"of|the|de|la|le|du|da|del|der|van|von|y|for|and|&|'s|’s"
 _NAME_RE = re.compile(rf"(?:{_WORD})(?:\s+(?:(?:{_JOIN})\s+)*(?:{_WORD}))*")
 _QUOTED_RE = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 _EDGE_WORDS = frozenset({"of", "the", "de", "la", "le", "du", "da", "del", "der", "van", "von", "y",
@@ -62,7 +62,8 @@ class Lead:
 def _edge(word: str) -> bool:
     """A word a name neither starts nor ends with: joiners, dates, numbers."""
     lowered = word.lower().strip(".,;:")
-    return lowered in _NOT_NAMES or lowered in _EDGE_WORDS or not any(ch.isalpha() for ch in lowered)
+    joiner = word[:1].islower() and lowered in _EDGE_WORDS
+    return joiner or lowered in _NOT_NAMES or not word[:1].isupper()
 
 
 def _starts_sentence(text: str, start: int) -> bool:
@@ -71,24 +72,34 @@ def _starts_sentence(text: str, start: int) -> bool:
 
 
 def names_in(text: str) -> list[str]:
-    """Quoted titles and capitalised names in a text, in order, each once."""
-    found = [" ".join(m.group(1).split()) for m in _QUOTED_RE.finditer(text)]
+    """Quoted titles and capitalised names in a text, in order, each once ("X and Y" gives both)."""
+    quoted = (" ".join(m.group(1).split()) for m in _QUOTED_RE.finditer(text))
+    found = [q for q in quoted if q[:1].isupper() or q[:1].isdigit()]  # a title, not a phrase
     for match in _NAME_RE.finditer(text):
-        parts = match.group(0).split()
-        while parts and _edge(parts[0]):
-            parts.pop(0)
-        while parts and _edge(parts[-1]):
-            parts.pop()
-        name = " ".join(parts).strip(".,;:'’")
-        if (
-            len(parts) == 1
-            and _starts_sentence(text, match.start())
-            and parts[0] == match.group(0).split()[0]
-        ):
-            continue  # one capitalised word opening a sentence is capitalised for that reason
-        if name and any(t.isalpha() and len(t) > 1 and t not in _NOT_NAMES for t in terms(name)):
-            found.append(name)
+        opening = _starts_sentence(text, match.start())
+        for piece in re.split(r"\s+(?:and|&)\s+", match.group(0)):
+            name = _trimmed(piece.split(), opening=opening)
+            opening = False
+            if name:
+                found.append(name)
     return unique(found)
+
+
+def _trimmed(parts: list[str], *, opening: bool) -> str:
+    """A name without the words it may not start or end with; ``""`` when it names nothing. One
+    capitalised word that opens a sentence is capitalised for that reason, not a name."""
+    if len(parts) == 1 and opening:
+        return ""
+    while parts and _edge(parts[0]):
+        parts = parts[1:]
+    while parts and _edge(parts[-1]):
+        parts = parts[:-1]
+    name = " ".join(parts).strip(".,;:'’")
+    if not any(p[:1].isupper() for p in parts):
+        return ""
+    if not any(t.isalpha() and len(t) > 1 and t not in _NOT_NAMES for t in terms(name)):
+        return ""
+    return name
 
 
 def is_about(passage: Passage, entity: str) -> bool:

@@ -71,7 +71,7 @@ def _linked(a: Passage, b: Passage) -> bool:
     """Whether either passage names the other's subject (its title, without a parenthesis)."""
 
     def subject(p: Passage) -> str:
-        return p.title.split(" (", 1)[0].strip().lower()
+        return p.title.split(" (", 1)[0].split(",", 1)[0].strip().lower()
 
     return (bool(subject(b)) and subject(b) in a.text.lower()) or (
         bool(subject(a)) and subject(a) in b.text.lower()
