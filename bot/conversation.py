@@ -87,6 +87,7 @@ async def answer_in_thread(
         async with scheduler.slot(on_queued=queued):
             writer.update(lambda s: setattr(s, "phase", "researching"))
             answer = await service.answer(question, surface=surface, on_event=_progress(writer))
+        await writer.first_post()  # the status stays above the answer
         await thread.post_answer(answer)
         answered = True
         writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
