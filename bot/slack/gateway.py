@@ -1,5 +1,6 @@
 """Every Slack Web API call goes through here: metrics per method and outcome, 429 answers waited
-out (``Retry-After``), one retry for 5xx, and a per-workspace budget for ``chat.update``."""
+out (``Retry-After``), 5xx and temporary ``ok: false`` errors retried with a growing pause, and a
+per-workspace budget for ``chat.update``."""
 
 import asyncio
 import logging
@@ -16,6 +17,8 @@ from retrieval.errors import ConferError
 logger = logging.getLogger(__name__)
 
 MAX_RETRY_AFTER = 60.0
+# Temporary failures Slack reports with HTTP 200 and ``ok: false``: retried like a 5xx.
+TRANSIENT_ERRORS = frozenset({"internal_error", "service_unavailable", "request_timeout", "fatal_error"})
 
 
 class SlackCallError(ConferError):
@@ -105,6 +108,11 @@ class SlackGateway:
                     if isinstance(exc.response.data, dict)
                     else "unknown_error"
                 )
+                if error in TRANSIENT_ERRORS:
+                    self.metrics.slack_api_calls.labels(method, "server_error").inc()
+                    if attempt < attempts:
+                        await asyncio.sleep(0.5 * attempt)
+                        continue
                 self.metrics.slack_api_calls.labels(method, "error").inc()
                 logger.warning("slack call failed", extra={"method": method, "error": error})
                 raise SlackCallError(method=method, error=error) from None
