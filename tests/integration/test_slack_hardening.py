@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from bot import messages
 from tests.integration.conftest import Harness
 
 JSON = "application/json"
@@ -91,3 +92,63 @@ async def test_a_5xx_then_a_temporary_error_on_a_mention_is_retried(harness: Har
     registry = harness.server.metrics.registry
     retried = {"method": "chat.postMessage", "outcome": "server_error"}
     assert registry.get_sample_value("confer_slack_api_calls_total", retried) == 2.0
+
+
+async def test_a_replayed_ask_within_the_window_posts_once(harness: Harness) -> None:
+    body = harness.slack.command_body("in:people How much is the home office budget?")
+    for _ in range(3):
+        status, _ = await harness.slack.send(body, FORM)
+        assert status == 200
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    await harness.slack.command("in:product what is the rate limit for Growth accounts?")  # a new trigger_id
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    roots = [p for p in harness.fake.posts() if "asked:" in p["text"]]
+    assert [r["text"].split("asked: ")[1] for r in roots] == [
+        "How much is the home office budget?",
+        "what is the rate limit for Growth accounts?",
+    ]
+    registry = harness.server.metrics.registry
+    assert registry.get_sample_value("confer_events_deduplicated_total") == 2.0
+
+
+async def test_ask_where_confer_cannot_post_is_answered_privately_through_response_url(
+    harness: Harness,
+) -> None:
+    for place, error in (("D0DIRECT", "channel_not_found"), ("C0NOTJOINED", "not_in_channel")):
+        harness.fake.script("chat.postMessage", error=error)
+        status, body = await harness.slack.command(
+            "in:people How much is the home office budget?", channel=place
+        )
+        assert status == 200 and body == ""
+        await harness.fake.wait_for(lambda: len(harness.fake.responses()) >= 2)
+        note, answer = harness.fake.responses()
+        assert note == {"response_type": "ephemeral", "text": messages.ANSWERING_PRIVATELY}
+        assert answer["response_type"] == "ephemeral" and "1,000 euros" in answer["text"]
+        assert any(b["type"] == "context" and "*[1]*" in json.dumps(b) for b in answer["blocks"])
+        assert harness.fake.posts() == [] and harness.fake.answers() == []
+        harness.fake.calls.clear()
+    registry = harness.server.metrics.registry
+    told = {"surface": "command", "told": "response_url"}
+    assert registry.get_sample_value("confer_questions_undelivered_total", told) == 2.0
+
+
+async def test_a_mention_whose_thread_cannot_be_posted_tells_the_asker(harness: Harness) -> None:
+    harness.fake.script("chat.postMessage", error="is_archived", times=2)
+    await harness.slack.mention("How long is parental leave?", channel="C0ARCHIVED")
+    await harness.fake.wait_for(lambda: bool(harness.fake.ok_calls("chat.postEphemeral")))
+    [ephemeral] = harness.fake.ok_calls("chat.postEphemeral")
+    assert ephemeral.params["text"] == messages.NOT_POSTED and ephemeral.params["user"] == "U0USER"
+    registry = harness.server.metrics.registry
+    told = {"surface": "mention", "told": "ephemeral"}
+    assert registry.get_sample_value("confer_questions_undelivered_total", told) == 1.0
+
+
+async def test_a_response_url_that_is_not_slacks_is_never_called(harness: Harness) -> None:
+    harness.slack.response_url = "http://169.254.169.254/latest/meta-data"
+    harness.fake.script("chat.postMessage", error="channel_not_found")
+    await harness.slack.command("in:people How much is the home office budget?", channel="D0DIRECT")
+    registry = harness.server.metrics.registry
+    told = {"surface": "command", "told": "none"}
+    await harness.fake.wait_for(
+        lambda: registry.get_sample_value("confer_questions_undelivered_total", told) == 1.0
+    )
