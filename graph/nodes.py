@@ -45,6 +45,7 @@ from retrieval.passages import Passage
 logger = logging.getLogger(__name__)
 
 DIRECT_KINDS = ("greeting", "thanks", "help")
+ROUTES_PER_LEAD = 2
 
 
 async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, object]:
@@ -253,16 +254,20 @@ def follow_up_collections(question: Question, plan_: Plan, context: GraphContext
 async def _route_leads(
     context: GraphContext, leads: Sequence[Lead], candidates: tuple[str, ...]
 ) -> list[tuple[Lead, str]]:
-    """Route each lead to the allowed collection where its query matches best (one probe each)."""
+    """Route each lead to the allowed collections where its query matches best (one probe each)."""
     collections = [context.collections[n] for n in candidates]
     if len(collections) == 1:
         return [(lead, collections[0].name) for lead in leads]
     scores = await asyncio.gather(*(context.backend.probe(collections, lead.query) for lead in leads))
     routed = []
     for lead, found in zip(leads, scores, strict=True):
-        best = max((n for n in found if n in candidates), key=lambda n: found[n], default=None)
-        if best is not None:
-            routed.append((lead, best))
+        # A name scores high where it is mentioned as well as where it is the subject: the two
+        # best collections within the routing ratio of the best.
+        ranked = sorted((n for n in found if n in candidates), key=lambda n: -found[n])
+        best = found[ranked[0]] if ranked else 0.0
+        routed += [
+            (lead, n) for n in ranked[:ROUTES_PER_LEAD] if found[n] >= context.limits.routing_ratio * best
+        ]
     return routed
 
 
