@@ -334,7 +334,11 @@ async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[
             context, context.llm, question, current, candidates, ranked[0].id, runtime
         )
     if routed is None:
-        leads = heuristic_leads(question, plan_.kind, plan_.sides, ranked, context.limits.follow_ups)
+        covered = [
+            *(t.focus for t in plan_.tasks if t.focus),
+            *(f"{c.name.replace('_', ' ')} {c.title}" for c in context.collections.values()),
+        ]
+        leads = heuristic_leads(question, plan_.kind, plan_.sides, ranked, context.limits.follow_ups, covered)
         asked = {(t.entity.lower(), t.collection) for t in plan_.tasks}
         try:
             routed = await _route_leads(context, leads, candidates)

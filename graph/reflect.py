@@ -122,13 +122,20 @@ def question_entities(text: str, sides: Sequence[str]) -> list[str]:
 
 
 def missing_entities(
-    question: Question, sides: Sequence[str], ranked: Sequence[Passage], limit: int
+    question: Question,
+    sides: Sequence[str],
+    ranked: Sequence[Passage],
+    limit: int,
+    covered: Sequence[str] = (),
 ) -> list[Lead]:
-    """Entities the question names that no top passage is about."""
+    """Entities the question names that no top passage is about. ``covered``: names already
+    researched on their own (a comparison side a collection stands for, a collection's name)."""
     top = list(ranked[:COVERED_RANKS])
+    done = [stems(c) for c in covered if terms(c)]
     leads = []
     for entity in question_entities(question.text, sides):
-        if len(stems(entity)) == 0 or any(is_about(p, entity) for p in top):
+        wanted = stems(entity)
+        if not wanted or any(is_about(p, entity) for p in top) or any(wanted <= d for d in done):
             continue
         if entity not in sides and len(stems(entity)) < 2:
             continue  # "Kansas" in "which city in Kansas" locates; it is not what is asked about
@@ -170,13 +177,18 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
 
 
 def heuristic_leads(
-    question: Question, kind: str, sides: Sequence[str], ranked: Sequence[Passage], limit: int
+    question: Question,
+    kind: str,
+    sides: Sequence[str],
+    ranked: Sequence[Passage],
+    limit: int,
+    covered: Sequence[str] = (),
 ) -> list[Lead]:
     """The follow-ups a round's evidence suggests, without a model. For a comparison only sides
     without evidence are followed up (its ranking already puts each side's best passage first)."""
     if not ranked or limit <= 0:
         return []
-    missing = missing_entities(question, sides, ranked, limit)
+    missing = missing_entities(question, sides, ranked, limit, covered)
     if kind == "comparative":
         return missing
     bridges = bridge_entities(question, ranked, limit)
