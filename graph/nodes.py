@@ -33,6 +33,7 @@ from graph.reflect import (
     ReflectOutput,
     heuristic_leads,
     is_about,
+    keep_second,
     reflect_message,
     validate_proposals,
 )
@@ -345,6 +346,8 @@ async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[
         except RetrievalError:
             return update  # routing failed: answer with what the first rounds found
         routed = [(lead, c) for lead, c in routed if (lead.entity.lower(), c) not in asked]
+    kept = keep_second(question, plan_.sides, ranked, [lead for lead, _ in routed])
+    routed = [(lead, collection) for lead, (_, collection) in zip(kept, routed, strict=True)]
     searched = {(f.entity.lower(), f.collection) for f in findings if f.entity}
     follow_ups = tuple(
         ResearchTask(

@@ -15,7 +15,7 @@ one, the model proposes the follow-ups from the verified claims and the heuristi
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, Field
 
@@ -108,7 +108,10 @@ def is_about(passage: Passage, entity: str) -> bool:
     if not wanted or not title:
         return False
     shared = len(wanted & title)
-    return shared / len(wanted) >= 0.99 or shared / len(title) >= 0.99
+    # One names the other ("Big Stone Gap" and "Big Stone Gap (film)"), and not as a small part
+    # of a longer name ("Shanghai" is not what "Sichuan–Shanghai gas pipeline" is about).
+    nested = shared == len(wanted) or shared == len(title)
+    return nested and shared / max(len(wanted), len(title)) >= 0.5
 
 
 def question_entities(text: str, sides: Sequence[str]) -> list[str]:
@@ -174,6 +177,20 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
                 if key not in scored or score > scored[key].score:
                     scored[key] = Lead(entity=name, query=name, origin=passage.id, score=round(score, 4))
     return sorted(scored.values(), key=lambda lead: (-lead.score, lead.entity))[:limit]
+
+
+def keep_second(
+    question: Question, sides: Sequence[str], ranked: Sequence[Passage], leads: list[Lead]
+) -> list[Lead]:
+    """Leads named by the best passage wait behind the second when that one is about something
+    else the question names: the question already vouches for it."""
+    if len(ranked) < 2:
+        return leads
+    named = question_entities(question.text, sides)
+    if not any(is_about(ranked[1], e) and not is_about(ranked[0], e) for e in named):
+        return leads
+    first, second = ranked[0].id, ranked[1].id
+    return [replace(lead, origin=second) if lead.origin == first else lead for lead in leads]
 
 
 def heuristic_leads(

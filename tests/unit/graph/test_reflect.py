@@ -10,6 +10,7 @@ from graph.reflect import (
     bridge_entities,
     heuristic_leads,
     is_about,
+    keep_second,
     names_in,
     validate_proposals,
 )
@@ -132,3 +133,21 @@ def test_a_failed_follow_up_changes_nothing_in_the_ranking() -> None:
     first = Finding(collection="c", status="ok", passages=(FILM, OTHER))
     failed = Finding(collection="people", status="failed", reason="search unavailable", round=2)
     assert merge_passages([first, failed]) == merge_passages([first])
+
+
+def test_a_short_name_inside_a_longer_title_is_not_what_the_passage_is_about() -> None:
+    pipeline = _p("x1", "Sichuan–Shanghai gas pipeline", "A pipeline from Sichuan to Shanghai.")
+    assert not is_about(pipeline, "Shanghai")
+    assert is_about(_p("x2", "Shanghai", "Shanghai is a city."), "Shanghai")
+
+
+def test_leads_wait_behind_a_second_passage_about_something_else_the_question_names() -> None:
+    question = Question(text="What occupation did Big Stone Gap's director share with Cher?", allowed=("c",))
+    cher = _p("p9", "Cher", "Cher is a singer and actress.", 5.0)
+    leads = bridge_entities(question, [FILM, cher], limit=3)
+    assert leads and leads[0].origin == "f1"
+    moved = keep_second(question, (), [FILM, cher], leads)
+    assert all(lead.origin == "p9" for lead in moved if lead.origin in ("f1", "p9"))
+    # A second passage about the same thing as the first does not hold the leads back.
+    again = _p("f9", "Big Stone Gap (novel)", "Big Stone Gap is a novel.", 5.0)
+    assert keep_second(question, (), [FILM, again], leads) == leads
