@@ -50,8 +50,13 @@ def status_lines(state: StatusState, config: CollectionsConfig) -> list[str]:
     if not state.rows:
         return [messages.STATUS_READING]
     lines = [messages.status_researching(len(state.rows))]
-    for name, row in state.rows.items():
-        title = neutralize(collection_title(config, name))
+    named = [(neutralize(collection_title(config, name)), row) for name, row in state.rows.items()]
+    # A follow-up's entity comes from document text: neutralized like the titles.
+    named += [
+        (messages.following_up(neutralize(entity), neutralize(collection_title(config, name))), row)
+        for (entity, name), row in state.follow_ups.items()
+    ]
+    for title, row in named:
         if row.status is None:
             lines.append(f"🔄 {title}: {messages.STATUS_SEARCHING}")
         else:
