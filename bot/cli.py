@@ -4,7 +4,7 @@
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,8 +17,11 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
+    from bot.memory import ThreadKey
     from bot.service import ResearchService
     from bot.settings import ConferSettings
+    from bot.threads import Conversations
+    from graph.models import Answer, Question
     from retrieval.collections import CollectionsConfig
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -372,7 +375,14 @@ def _ask(
 
 
 async def _ask_once(
-    service: "ResearchService", text: str, extra: list[str], as_json: bool, err: "Console"
+    service: "ResearchService",
+    text: str,
+    extra: list[str],
+    as_json: bool,
+    err: "Console",
+    *,
+    question: "Question | None" = None,
+    on_answer: "Callable[[Answer], Awaitable[None]] | None" = None,
 ) -> int:
     import json
 
@@ -382,7 +392,7 @@ async def _ask_once(
     from bot.terminal import ProgressView, render_answer
     from graph.events import AnswerReady, ProgressEvent
 
-    question = service.make_question(text, extra_targets=extra)
+    question = question or service.make_question(text, extra_targets=extra)
     out = _console()
     view = None if as_json else ProgressView(out, service.config)
     seconds = 0.0
@@ -401,6 +411,8 @@ async def _ask_once(
             view.stop()
         say_error(messages.TIMED_OUT)
         return EXIT_ERROR
+    if on_answer is not None:
+        await on_answer(answer)
     if as_json:
         sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
     else:
@@ -415,12 +427,19 @@ def _interactive(
 
     from bot import messages
     from bot.errors import EmptyQuestionError
+    from bot.memory import ThreadKey, build_local_memory
+    from bot.threads import Conversations
     from graph.planning import CollectionAccessError
 
     out = _console()
     out.print(
-        Text("Ask a question (empty line or Ctrl-D to quit). Collections: " + ", ".join(service.config.names))
+        Text(
+            "Ask a question (follow-ups use the earlier questions; /new starts over; empty line or "
+            "Ctrl-D quits). Collections: " + ", ".join(service.config.names)
+        )
     )
+    conversations = Conversations(memory=build_local_memory(), metrics=service.metrics)
+    conversation = 1
     tty = sys.stdin.isatty() and out.is_terminal
     save_history = _line_editing(history) if tty else None
     while True:
@@ -434,13 +453,42 @@ def _interactive(
             save_history()
         if not line.strip() or line.strip().lower() in ("quit", "exit"):
             return EXIT_OK
+        if line.strip().lower() == "/new":
+            conversation += 1
+            out.print(Text("New conversation: earlier questions are forgotten.", style="dim"))
+            continue
+        key = ThreadKey("cli", "local", "terminal", str(conversation))
         try:
-            runner.run(_ask_once(service, line, extra, False, err))
+            runner.run(_converse_once(service, conversations, key, line, extra, err))
         except CollectionAccessError as exc:
             say_error(messages.describe_error(exc))
         except EmptyQuestionError:
             say_error(messages.EMPTY_QUESTION)
         out.print()
+
+
+async def _converse_once(
+    service: "ResearchService",
+    conversations: "Conversations",
+    key: "ThreadKey",
+    line: str,
+    extra: list[str],
+    err: "Console",
+) -> int:
+    """One turn of the terminal conversation: a follow-up is rewritten from the earlier turns
+    (the rewrite is shown), answered, and remembered."""
+    from rich.text import Text
+
+    from graph.models import Answer
+
+    prepared = await conversations.prepare(service, key, line, extra_targets=extra)
+    if prepared.standalone.text != prepared.asked:
+        _console().print(Text(f"Searching: {prepared.standalone.text}", style="dim"))
+
+    async def remember(answer: Answer) -> None:
+        await conversations.remember(key, prepared, answer)
+
+    return await _ask_once(service, line, extra, False, err, question=prepared.question, on_answer=remember)
 
 
 def _line_editing(history: Path) -> "Callable[[], None] | None":

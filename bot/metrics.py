@@ -34,6 +34,7 @@ class ConferMetrics:
     questions_undelivered: Counter
     dedupe_entries: Gauge
     dedupe_evictions: Counter
+    memory_unavailable: Counter
 
 
 class MetricsLLMObserver:
@@ -173,6 +174,12 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
         dedupe_evictions=Counter(
             "confer_dedupe_evictions",
             "Delivery ids the in-process deduplicator forgot before their TTL because it was full.",
+            registry=registry,
+        ),
+        memory_unavailable=Counter(
+            "confer_memory_unavailable",
+            "Thread memory reads or writes that failed (answered without memory), by operation.",
+            ["operation"],
             registry=registry,
         ),
     )

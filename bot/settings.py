@@ -74,6 +74,8 @@ class ConferSettings(BaseSettings):
 
     redis_url: SecretStr | None = Field(None, validation_alias=_env("REDIS_URL"))
     database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))
+    thread_ttl_days: float = Field(30.0, gt=0, le=3650, validation_alias=_env("CONFER_THREAD_TTL_DAYS"))
+    thread_followups: bool = Field(True, validation_alias=_env("CONFER_THREAD_FOLLOWUPS"))
 
     @field_validator("elasticsearch_url", "llm_base_url", "slack_api_url")
     @classmethod
@@ -133,6 +135,17 @@ class ConferSettings(BaseSettings):
     @property
     def teams_enabled(self) -> bool:
         return self.teams_local or self.teams_app_id is not None
+
+    @field_validator("thread_followups", mode="before")
+    @classmethod
+    def _on_off(cls, value: object) -> object:
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in ("on", "off"):
+                return word == "on"
+            if word not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError("must be on or off")
+        return value
 
     @field_validator("log_level")
     @classmethod

@@ -20,7 +20,7 @@ from aiohttp import web
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 
-Stage = str  # "plan" | "draft" | "reflect" | "synthesis"
+Stage = str  # "plan" | "draft" | "reflect" | "rewrite" | "synthesis"
 
 
 @dataclass
@@ -39,6 +39,8 @@ def stage_of(system: str) -> Stage:
         return "draft"
     if system.startswith("You direct follow-up"):
         return "reflect"
+    if system.startswith("You rewrite a follow-up"):
+        return "rewrite"
     return "synthesis"
 
 
@@ -83,10 +85,20 @@ def faithful_reflect(user: str) -> str:
     return json.dumps({"follow_ups": []})
 
 
+def faithful_rewrite(user: str) -> str:
+    """The follow-up with "it" standing for the last earlier question's last two words."""
+    questions = re.findall(r"^Q: (.*)$", user, re.MULTILINE)
+    followup = re.search(r"^Follow-up: (.*)$", user, re.MULTILINE)
+    text = followup.group(1) if followup else ""
+    subject = " ".join(questions[-1].rstrip("?").split()[-2:]) if questions else ""
+    return json.dumps({"question": re.sub(r"\bit\b", subject, text)})
+
+
 _DEFAULTS: dict[Stage, Callable[[str], str]] = {
     "plan": faithful_plan,
     "draft": faithful_draft,
     "reflect": faithful_reflect,
+    "rewrite": faithful_rewrite,
     "synthesis": faithful_answer,
 }
 

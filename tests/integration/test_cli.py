@@ -151,6 +151,25 @@ def test_interactive_session_answers_each_line(
     assert "there is no collection 'nope'" in captured.err
 
 
+def test_interactive_session_is_a_conversation_and_new_starts_over(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main(["index"])
+    capsys.readouterr()
+    lines = (
+        "How long is parental leave? in:people\nAnd can it be split up?\n/new\nAnd can it be split up?\n\n"
+    )
+    monkeypatch.setattr(sys, "stdin", io.StringIO(lines))
+    assert main(["ask"]) == 0
+    out = capsys.readouterr().out
+    first, _, rest = out.partition("Searching: can parental leave be split up?")
+    assert "20 weeks" in first
+    followup, _, after_new = rest.partition("New conversation")
+    assert "three blocks" in followup and "parental-leave.pdf" in followup
+    assert "Researching: People policies" in followup  # in:people carried from the first turn
+    assert "Searching:" not in after_new  # /new: nothing earlier to read the follow-up with
+
+
 def test_python_dash_m_bot_prints_only_json_on_stdout(kb: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-m", "bot", "index"], cwd=kb, env=env, check=True, capture_output=True)
