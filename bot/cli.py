@@ -116,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     evaluate.add_argument("--out", type=Path, default=Path("eval-results"), help="report folder")
     evaluate.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    evaluate.add_argument(
+        "--conversations",
+        action="store_true",
+        help="the conversational evaluation instead: follow-ups built from the questions (see README)",
+    )
     return parser
 
 
@@ -280,6 +285,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
         raise CollectionsFileError(path=args.dataset / "collections.yaml", problems=["file not found"])
     if args.limit is not None and args.limit < 1:
         raise DatasetError("--limit must be at least 1")
+    if args.conversations:
+        return await _eval_conversations(settings, args, err)
     with _progress(err) as progress:
         task = progress.add_task("questions", total=None)
 
@@ -307,6 +314,33 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
         files = [args.out / "report.json", args.out / "report.md", args.out / "questions.jsonl", *plots]
         written = ", ".join(str(p) for p in files)
         _console().print(f"wrote {written}", markup=False)
+    return EXIT_OK
+
+
+async def _eval_conversations(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
+    import json
+
+    from bot.evaluation import conversation_markdown, evaluate_conversations
+
+    with _progress(err) as progress:
+        task = progress.add_task("conversations", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = await evaluate_conversations(
+            args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
+        )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "conversations.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "conversations.md").write_text(conversation_markdown(report))
+    if args.json:
+        sys.stdout.write(json.dumps({key: report[key] for key in ("overall", "by_type")}) + "\n")
+    else:
+        _console().print(conversation_markdown(report), markup=False)
+        _console().print(
+            f"wrote {args.out / 'conversations.json'}, {args.out / 'conversations.md'}", markup=False
+        )
     return EXIT_OK
 
 

@@ -484,3 +484,185 @@ def write_plots(report: dict[str, Any], out: Path) -> list[Path]:
     plt.close(fig)
     written.append(path)
     return written
+
+
+# Conversational evaluation: follow-ups built from a benchmark's questions.
+
+
+@dataclass(frozen=True)
+class ConversationCase:
+    """Two turns built from one benchmark question, and the same second turn written in full.
+
+    Comparison: the first turn asks the question of one side only, the follow-up is "And <other
+    side>?"; written in full, it is the first turn with the other side in place of the first.
+    Bridge: the first turn is "Tell me about <the entity the question names>.", the follow-up is the
+    question with that entity replaced by "it"; written in full, it is the question itself. ``gold``
+    is what the follow-up needs: the other side's passage, or all of the bridge question's."""
+
+    id: str
+    type: str
+    first: str
+    followup: str
+    written: str
+    gold: tuple[str, ...]
+
+
+def conversation_cases(dataset: Path, split: str) -> list[ConversationCase]:
+    """The cases that can be built from the split's comparison and bridge questions (the others,
+    whose sides or entity the question text does not name literally, are left out)."""
+    from graph.question import comparison_sides
+
+    path = dataset / f"questions_{split}.jsonl"
+    titles: dict[str, tuple[str, ...]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            raw = json.loads(line)
+            titles[str(raw["id"])] = tuple(raw.get("gold_titles") or ())
+    cases = []
+    for item in load_questions(dataset, split):
+        gold_titles = titles.get(item.id, ())
+        if len(gold_titles) != len(item.gold_ids):
+            continue
+        text = " ".join(item.question.split())
+        if item.type == "comparison":
+            sides = comparison_sides(text)
+            if len(sides) != 2:
+                continue
+            a, b = (side.strip(" ,;:?.!\"'") for side in sides)
+            first = _only_side(text, a, b)
+            other = [g for g, t in zip(item.gold_ids, gold_titles, strict=True) if _same(t, b)]
+            if first is None or not other or not any(_same(t, a) for t in gold_titles):
+                continue  # only sides that are the gold passages' titles: the turns then read cleanly
+            first = re.sub(r"\s+both\b", "", first)
+            written = first.replace(a, b, 1)
+            cases.append(ConversationCase(item.id, "comparison", first, f"And {b}?", written, tuple(other)))
+        elif item.type == "bridge":
+            named = [t for t in gold_titles if re.search(rf"\b{re.escape(t)}\b", text)]
+            if len(named) != 1:
+                continue
+            entity = named[0]
+            followup = re.sub(rf"[\"“]?\b{re.escape(entity)}\b[\"”]?", "it", text, count=1)
+            cases.append(
+                ConversationCase(item.id, "bridge", f"Tell me about {entity}.", followup, text, item.gold_ids)
+            )
+    return cases
+
+
+def _same(title: str, name: str) -> bool:
+    return normalize_answer(title) == normalize_answer(name)
+
+
+def _only_side(text: str, a: str, b: str) -> str | None:
+    """The question asked of ``a`` alone: "A or B" / "A and B" (with what joins them) become "A"."""
+    pattern = re.compile(
+        rf"{re.escape(a)}(?P<q1>[\"”]?)\s*,?\s+(?:or|and|vs\.?|versus)\s+(?:the\s+)?[\"“]?{re.escape(b)}[\"”]?",
+        re.IGNORECASE,
+    )
+    match = pattern.search(text)
+    if match is None:
+        return None
+    return text[: match.start()] + a + match.group("q1") + text[match.end() :]
+
+
+async def evaluate_conversations(
+    dataset: Path,
+    *,
+    split: str,
+    settings: ConferSettings,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Follow-up R@k (the follow-up researched with the first turn remembered) against the same
+    turn written in full, per type; every turn runs through the graph the bots use."""
+    from bot.memory import ThreadKey, build_local_memory
+    from bot.threads import Conversations
+
+    config = load_collections(dataset / "collections.yaml")
+    cases = conversation_cases(dataset, split)[:limit]
+    tag = uuid.uuid4().hex[:8]
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="confer-eval-") as tmp:
+        run_settings = settings.model_copy(update={"data_dir": Path(tmp)})
+        backend = build_backend(run_settings)
+        collections = tuple(
+            c.model_copy(update={"index": f"confer-eval-{tag}-{c.name}"}) for c in config.collections
+        )
+        config = config.model_copy(update={"collections": collections, "channels": {}})
+        metrics = build_metrics()
+        service = ResearchService(
+            config=config,
+            backend=backend,
+            metrics=metrics,
+            limits=build_limits(run_settings),
+            question_timeout=run_settings.question_timeout,
+            llm=build_llm(run_settings, metrics),
+        )
+        conversations = Conversations(memory=build_local_memory(), metrics=metrics)
+        try:
+            for collection in collections:
+                await index_collection(backend, collection, config)
+            for number, case in enumerate(cases, 1):
+                key = ThreadKey("eval", "eval", split, case.id)
+                first = await conversations.prepare(service, key, case.first)
+                await conversations.remember(key, first, await service.answer(first.question, surface="cli"))
+                followup = await conversations.prepare(service, key, case.followup)
+                asked = await service.answer(followup.question, surface="cli")
+                written = await service.answer(service.make_question(case.written), surface="cli")
+                rows.append(
+                    {
+                        "id": case.id,
+                        "type": case.type,
+                        "followup": case.followup,
+                        "standalone": followup.question.text,
+                        "written": case.written,
+                        "gold": list(case.gold),
+                        "followup_ranked": [p.id for p in asked.retrieved],
+                        "written_ranked": [p.id for p in written.retrieved],
+                    }
+                )
+                if progress is not None:
+                    progress(number, len(cases))
+        finally:
+            await _drop_eval_indexes(backend, collections)
+            await backend.close()
+            if service.llm is not None:
+                await service.llm.close()
+    return conversation_report(rows)
+
+
+def conversation_report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def figures(subset: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"questions": len(subset)}
+        for k in KS:
+            for which in ("followup", "written"):
+                values = [_recall(r[f"{which}_ranked"], r["gold"], k) for r in subset]
+                out[f"{which}_r@{k}"] = round(100 * statistics.mean(values), 1) if values else None
+        out["rewritten_as_written"] = (
+            round(100 * statistics.mean(r["standalone"] == r["written"] for r in subset), 1)
+            if subset
+            else None
+        )
+        return out
+
+    by_type = defaultdict(list)
+    for row in rows:
+        by_type[row["type"]].append(row)
+    return {
+        "overall": figures(rows),
+        "by_type": {t: figures(r) for t, r in sorted(by_type.items())},
+        "questions": list(rows),
+    }
+
+
+def conversation_markdown(report: dict[str, Any]) -> str:
+    lines = [
+        "| questions | type | follow-up R@2 | written R@2 | follow-up R@5 | written R@5 | rewrite = written "
+        "|",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, figures in [("all", report["overall"]), *report["by_type"].items()]:
+        lines.append(
+            f"| {figures['questions']} | {name} | {figures['followup_r@2']} | {figures['written_r@2']} | "
+            f"{figures['followup_r@5']} | {figures['written_r@5']} | {figures['rewritten_as_written']}% |"
+        )
+    return "\n".join(lines) + "\n"

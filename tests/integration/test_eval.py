@@ -149,3 +149,25 @@ def test_eval_of_a_missing_split_is_bad_input(dataset: Path, capsys: pytest.Capt
     assert main(["eval", str(dataset), "--split", "test"]) == 2
     assert "questions_test.jsonl: not found" in capsys.readouterr().err
     assert main(["eval", str(dataset / "nope")]) == 2
+
+
+def test_eval_conversations_builds_followups_and_compares_with_the_written_question(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    titles = {"q1": ["Annie Morton", "Terry Richardson"], "q2": ["Ed Wood (film)", "Ed Wood"]}
+    rows = [{**q, "gold_titles": titles.get(str(q["id"]), [])} for q in QUESTIONS]
+    (dataset / "questions_dev.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = tmp_path / "out"
+    assert main(["eval", str(dataset), "--conversations", "--json", "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["overall"]["questions"] == 2
+    report = json.loads((out / "conversations.json").read_text())
+    by_id = {row["id"]: row for row in report["questions"]}
+    assert by_id["q1"]["followup"] == "And Terry Richardson?"
+    assert by_id["q1"]["standalone"] == by_id["q1"]["written"] == "Who is older, Terry Richardson?"
+    assert by_id["q1"]["gold"] == ["p2"]  # the follow-up needs the other side's passage
+    assert by_id["q2"]["followup"] == "Who directed the 1994 biographical film it?"
+    assert by_id["q2"]["standalone"] == "Who directed the 1994 biographical film Ed Wood?"
+    assert "f2" in by_id["q2"]["followup_ranked"][:5]
+    assert summary["by_type"]["comparison"]["followup_r@5"] == 100.0
+    assert "| 2 | all |" in (out / "conversations.md").read_text()
