@@ -323,7 +323,24 @@ async def _collections(settings: "ConferSettings", config: "CollectionsConfig") 
             out.print(Text.assemble((collection.name, "bold"), f"  {collection.title} — {counts}"))
     finally:
         await backend.close()
+    _print_policy(config, out)
     return EXIT_OK
+
+
+def _print_policy(config: "CollectionsConfig", out: "Console") -> None:
+    """The channel policy as it applies (``bot.access``), every other place last."""
+    from rich.text import Text
+
+    from bot.access import effective_policy
+
+    out.print(Text("\nWho may search what (the channels section):", style="bold"))
+    for rule in effective_policy(config):
+        place = "every other place (unlisted channels, DMs)" if rule.place == "*" else rule.place
+        if not config.channels:
+            place = "everywhere (no channels section)"
+        allowed = ", ".join(rule.allow) if rule.allow else "nothing: Confer refuses to answer there"
+        default = f"; default {', '.join(rule.default)}" if rule.default else ""
+        out.print(Text(f"  {place}: {allowed}{default}"))
 
 
 def _ask(
