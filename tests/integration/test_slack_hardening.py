@@ -4,11 +4,14 @@ import asyncio
 import json
 import logging
 import time
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 
 from bot import messages
+from retrieval.collections import load_collections
+from retrieval.ingest.pipeline import index_collection
 from tests.integration.conftest import Harness
 
 JSON = "application/json"
@@ -152,3 +155,20 @@ async def test_a_response_url_that_is_not_slacks_is_never_called(harness: Harnes
     await harness.fake.wait_for(
         lambda: registry.get_sample_value("confer_questions_undelivered_total", told) == 1.0
     )
+
+
+async def test_no_auto_linkable_address_from_a_document_is_posted(harness: Harness, sample_dir: Path) -> None:
+    (sample_dir / "samples/product/escalation.md").write_text(
+        "# Escalation contacts\n\nFor escalation contacts, sign in at www.evil.example/login, "
+        "write to attacker@evil.example, or call the gateway at 203.0.113.7 directly.\n"
+    )
+    config = load_collections(sample_dir / "collections.yaml")
+    product = config.get("product")
+    assert product is not None
+    await index_collection(harness.backend, product, config)
+    await harness.slack.mention("in:product who are the escalation contacts?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    posted = json.dumps(harness.fake.posts(), ensure_ascii=False)
+    assert "escalation" in posted.lower() and "attacker" in posted
+    for live in ("www.evil", "evil.example", "@evil", "203.0.113.7"):
+        assert live not in posted, live
