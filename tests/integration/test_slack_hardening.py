@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot import messages
+from bot.serve import build_server
 from retrieval.collections import load_collections
 from retrieval.ingest.pipeline import index_collection
 from tests.integration.conftest import Harness
@@ -172,3 +173,40 @@ async def test_no_auto_linkable_address_from_a_document_is_posted(harness: Harne
     assert "escalation" in posted.lower() and "attacker" in posted
     for live in ("www.evil", "evil.example", "@evil", "203.0.113.7"):
         assert live not in posted, live
+
+
+async def test_readyz_is_ready_only_while_every_collection_has_passages(
+    harness: Harness, sample_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with harness.http.get(harness.base + "/readyz") as response:
+        assert response.status == 200
+    config = load_collections(sample_dir / "collections.yaml")
+    people = config.get("people")
+    assert people is not None
+    await harness.backend.drop_collection(people)
+    async with harness.http.get(harness.base + "/readyz") as response:
+        assert response.status == 503 and (await response.json()) == {"status": "not ready"}
+    async with harness.http.get(harness.base + "/metrics") as response:
+        assert "confer_ready 0.0" in await response.text()
+    await index_collection(harness.backend, people, config)
+    async with harness.http.get(harness.base + "/readyz") as response:
+        assert response.status == 200
+
+
+async def test_serve_on_an_empty_data_dir_says_what_to_run_and_is_not_ready(
+    harness: Harness, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = harness.server.settings.model_copy(update={"data_dir": tmp_path / "empty"})
+    caplog.set_level(logging.WARNING, logger="bot.serve")
+    server = build_server(settings, host="127.0.0.1")
+    server.port = 0
+    await server.start()
+    try:
+        [line] = [r.getMessage() for r in caplog.records if r.name == "bot.serve"]
+        assert line.startswith(
+            "not ready: no passages indexed for engineering, security, people, product; run `confer index`"
+        )
+        async with harness.http.get(f"http://127.0.0.1:{server.port}/readyz") as response:
+            assert response.status == 503
+    finally:
+        await server.stop()
