@@ -272,7 +272,7 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
     import json
 
     from bot.errors import DatasetError
-    from bot.evaluation import evaluate, markdown_report, write_plots
+    from bot.evaluation import evaluate, markdown_report, questions_jsonl, write_plots
     from retrieval.errors import CollectionsFileError
 
     if not args.dataset.is_dir():
@@ -291,6 +291,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
             args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
         )
     args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "questions.jsonl").write_text(questions_jsonl(report), encoding="utf-8")
+    report.pop("per_question", None)
     (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.out / "report.md").write_text(markdown_report(report))
     try:
@@ -303,7 +305,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
         sys.stdout.write(json.dumps(summary) + "\n")
     else:
         _console().print(markdown_report(report), markup=False)
-        written = ", ".join(str(p) for p in [args.out / "report.json", args.out / "report.md", *plots])
+        files = [args.out / "report.json", args.out / "report.md", args.out / "questions.jsonl", *plots]
+        written = ", ".join(str(p) for p in files)
         _console().print(f"wrote {written}", markup=False)
     return EXIT_OK
 

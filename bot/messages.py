@@ -57,6 +57,11 @@ def failure_reason(reason: str) -> str:
     return _FAILURE_REASONS.get(reason, "unavailable")
 
 
+def following_up(entity: str, collection_title: str) -> str:
+    """Progress for a follow-up round: what the first round's evidence named, and where it is sought."""
+    return f"Following up: {entity} in {collection_title}"
+
+
 def partial_note(failed: Sequence[tuple[str, FindingStatus, str]]) -> str:
     """The note under a partial answer: which collections are missing from it and why."""
     parts = [

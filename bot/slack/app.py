@@ -35,7 +35,7 @@ from bot.slack.payloads import (
     strip_bot_mention,
 )
 from bot.slack.status import StatusMessage
-from graph.events import BranchFinished, PlanReady, ProgressEvent
+from graph.events import BranchFinished, FollowUp, PlanReady, ProgressEvent
 from graph.models import Answer, Question
 from graph.nodes import DIRECT_KINDS
 from graph.planning import CollectionAccessError
@@ -195,9 +195,15 @@ def _status_updater(status: StatusMessage) -> Callable[[ProgressEvent], Awaitabl
     async def on_event(event: ProgressEvent) -> None:
         if isinstance(event, PlanReady):
             status.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
+        elif isinstance(event, FollowUp):
+            status.update(lambda s: s.follow_ups.update({target: Row() for target in event.targets}))
         elif isinstance(event, BranchFinished):
             row = Row(status=event.status, sources=event.sources, seconds=event.seconds, reason=event.reason)
-            status.update(lambda s: s.rows.__setitem__(event.collection, row))
+            if event.round > 1:
+                target = (event.entity, event.collection)
+                status.update(lambda s: s.follow_ups.__setitem__(target, row))
+            else:
+                status.update(lambda s: s.rows.__setitem__(event.collection, row))
 
     return on_event
 

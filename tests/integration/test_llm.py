@@ -105,7 +105,8 @@ async def test_comparative_question_gets_a_verified_model_written_answer(
     draft = next(r for r in llm.requests if r["messages"][0]["content"].startswith("You extract"))
     assert "untrusted data" in draft["messages"][0]["content"]
     assert '<passage n="1"' in draft["messages"][1]["content"]
-    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 4
+    assert llm.stages().count("reflect") == 1  # the faithful fake finds nothing missing: one round
+    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 5
     assert _metric(service, "confer_llm_tokens_total", {"kind": "prompt"}) > 0
 
 
