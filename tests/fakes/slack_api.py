@@ -48,6 +48,7 @@ class FakeSlackApi:
     socket_acks: list[dict[str, Any]] = field(default_factory=list)
     _sockets: list[web.WebSocketResponse] = field(default_factory=list)
     peers: set[object] = field(default_factory=set)  # client connections seen (address, port)
+    threads: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)  # replies
 
     def script(
         self,
@@ -183,6 +184,10 @@ class FakeSlackApi:
             }
         if method == "apps.connections.open":
             return {"ok": True, "url": self.url.replace("http://", "ws://").removesuffix("/api") + "/socket"}
+        if method == "conversations.replies":
+            limit = int(params.get("limit") or 1000)
+            messages = self.threads.get((str(params.get("channel")), str(params.get("ts"))), [])
+            return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
         return {"ok": True}

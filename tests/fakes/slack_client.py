@@ -84,6 +84,48 @@ class SignedSlack:
             }
         )
 
+    def message_body(
+        self,
+        text: str,
+        *,
+        channel: str = "C0001",
+        channel_type: str = "channel",
+        user: str | None = "U0USER",
+        ts: str | None = None,
+        thread_ts: str | None = None,
+        **extra: Any,
+    ) -> str:
+        """A ``message`` event as Slack sends it (``extra``: subtype, bot_id, edited, ...)."""
+        self._events += 1
+        event: dict[str, Any] = {
+            "type": "message",
+            "text": text,
+            "channel": channel,
+            "channel_type": channel_type,
+            "ts": ts or f"1699999999.{self._events:06d}",
+            "event_ts": ts or f"1699999999.{self._events:06d}",
+            **extra,
+        }
+        if user:
+            event["user"] = user
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        return json.dumps(
+            {
+                "token": "legacy",
+                "team_id": TEAM_ID,
+                "api_app_id": "A0001",
+                "type": "event_callback",
+                "event_id": f"Ev{self._events:08d}",
+                "event_time": int(time.time()),
+                "event": event,
+                "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
+            }
+        )
+
+    async def message(self, text: str, **kwargs: Any) -> tuple[int, str]:
+        return await self.send(self.message_body(text, **kwargs), "application/json")
+
     async def mention(self, text: str, **kwargs: Any) -> tuple[int, str]:
         return await self.send(self.mention_body(text, **kwargs), "application/json")
 
