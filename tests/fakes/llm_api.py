@@ -3,7 +3,10 @@
 By default it behaves like a faithful model: it plans from the question, drafts claims that quote
 the numbered passages it was given, and writes an answer from the claims with their [n] markers.
 Tests script anything else per stage (plan, draft, synthesis): a reply, a delay, 429 with
-Retry-After, 5xx, 4xx, malformed JSON.
+Retry-After, 5xx, 4xx, malformed JSON. A *lying* fake (``lie=<kind>``) copies passage sentences
+the same way but changes one thing in every sentence it writes, in drafting and synthesis alike
+(``bot.faithfulness.mutate``: negation, number, name, quantifier, comparative, swapped roles) and
+records each changed sentence in ``lies``.
 """
 
 import asyncio
@@ -17,6 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.faithfulness import Kind, corpus_names, mutate
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 
@@ -88,6 +92,8 @@ class FakeLLM:
     requests: list[dict[str, Any]] = field(default_factory=list)
     scripts: dict[Stage, deque[Reply]] = field(default_factory=lambda: defaultdict(deque))
     latency: float = 0.0  # added to every request
+    lie: Kind | None = None  # change one thing of this kind in every sentence written
+    lies: list[str] = field(default_factory=list)
     url: str = ""
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -118,6 +124,35 @@ class FakeLLM:
                 return reply
         return None
 
+    def _lying(self, stage: Stage, user: str, content: str) -> str:
+        """The faithful reply with one thing changed in every sentence that offers one."""
+        names = corpus_names(
+            re.findall(r"<(?:passage|claim)[^>]*>\n?(.*?)\n?</(?:passage|claim)>", user, re.DOTALL)
+        )
+        assert self.lie is not None
+        kind = self.lie
+
+        def change(sentence: str) -> str:
+            changed = mutate(sentence, kind, names)
+            if changed is None:
+                return sentence
+            self.lies.append(changed)
+            return changed
+
+        data = json.loads(content)
+        if stage == "draft":
+            for claim in data["claims"]:
+                claim["text"] = change(claim["text"])
+        else:
+            sentences = []
+            for part in re.split(r"(?<=\.)\s+", data["answer"]):
+                match = re.fullmatch(r"(.*?)\s*((?:\[\d+\])+)\.?", part.strip())
+                if match:
+                    body = change(match.group(1).rstrip(".") + ".").rstrip(".")
+                    sentences.append(f"{body} {match.group(2)}.")
+            data["answer"] = " ".join(sentences)
+        return json.dumps(data)
+
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.requests.append(body)
@@ -136,6 +171,8 @@ class FakeLLM:
                 {"error": {"message": "failure", "type": "server_error"}}, status=reply.status
             )
         content = reply.content if reply.content is not None else _DEFAULTS[stage](user)
+        if reply.content is None and self.lie is not None and stage in ("draft", "synthesis"):
+            content = self._lying(stage, user, content)
         return web.json_response(
             {
                 "id": f"chatcmpl-{next(self._ids)}",

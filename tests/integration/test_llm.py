@@ -18,7 +18,7 @@ from graph.openai_model import build_chat_model
 from retrieval.backends import SearchBackend
 from retrieval.collections import CollectionsConfig
 from tests.fakes.backends import FaultyBackend
-from tests.fakes.llm_api import FakeLLM, Reply
+from tests.fakes.llm_api import FakeLLM, Reply, stage_of
 from tests.integration.conftest import index_samples
 
 COMPARATIVE = "How do the engineering and security policies differ on production access?"
@@ -273,3 +273,49 @@ async def test_a_slow_synthesis_never_holds_the_answer_past_the_question_budget(
     assert time.monotonic() - started < 10.0  # logical bound: the 10 s reply was not waited for
     assert answer.mode == "extractive" and answer.found
     assert _metric(service, "confer_llm_fallbacks_total", {"stage": "synthesis"}) == 1
+
+
+LYING_QUESTIONS = (
+    "How long is parental leave?",
+    COMPARATIVE,
+    "When do we deploy to production?",
+    "Who is on call and how often?",
+    "How many peers give feedback in a performance review?",
+    "How many requests per second may each plan send?",
+    "Where is customer data stored?",
+    "How many days of time off carry over to the next year?",
+)
+
+
+def _said(answer: Answer) -> set[str]:
+    return {" ".join(s.text.rstrip(".").split()) for sec in answer.sections for s in sec.sentences}
+
+
+@pytest.mark.parametrize("kind", ["negation", "number", "name", "quantifier", "comparative"])
+async def test_a_model_lying_in_drafting_and_synthesis_never_reaches_the_answer(
+    sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM, kind: str
+) -> None:
+    llm.lie = kind  # type: ignore[assignment]
+    service = _service(sample_config, indexed, llm)
+    said: set[str] = set()
+    for question in LYING_QUESTIONS:
+        answer = await service.answer(service.make_question(question), surface="cli")
+        assert answer.sections, question  # a verified answer (model-written or extractive) remains
+        assert_faithful(answer)
+        said |= _said(answer)
+    lies = {" ".join(lie.rstrip(".").split()) for lie in llm.lies}
+    assert len(lies) >= 5, lies  # the fake did lie, in both roles
+    assert not said & lies
+    assert {stage_of(r["messages"][0]["content"]) for r in llm.requests} >= {"draft", "synthesis"}
+
+
+async def test_an_honest_model_keeps_its_model_written_answers(
+    sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
+) -> None:
+    service = _service(sample_config, indexed, llm)
+    modes = []
+    for question in LYING_QUESTIONS:
+        answer = await service.answer(service.make_question(question), surface="cli")
+        assert_faithful(answer)
+        modes.append(answer.mode)
+    assert modes.count("llm") == len(LYING_QUESTIONS), modes
