@@ -25,8 +25,16 @@ from typing import Literal
 
 from retrieval.text import STOPWORDS, split_sentences, stem, stems
 
-Reason = Literal["unsupported", "number", "negation", "name", "quantifier", "comparative"]
-REASONS: tuple[Reason, ...] = ("unsupported", "number", "negation", "name", "quantifier", "comparative")
+Reason = Literal["unsupported", "number", "negation", "name", "quantifier", "comparative", "judge"]
+REASONS: tuple[Reason, ...] = (
+    "unsupported",
+    "number",
+    "negation",
+    "name",
+    "quantifier",
+    "comparative",
+    "judge",
+)
 
 SUPPORT_THRESHOLD = 0.6
 
@@ -84,6 +92,7 @@ _STARTERS = frozenset(
     moreover finally instead still yet thus therefore hence nevertheless many several both another
     according unlike like""".split()
 )
+_GERMAN = frozenset("der das und ist nicht mit für von dem des ein eine sich auch wird sind bei".split())
 _COMPARATIVE_ER = re.compile(r"^[a-z]{3,}er$")
 
 
@@ -187,6 +196,22 @@ def _names(text: str) -> set[str]:
     return out
 
 
+def _foreign_names(text: str) -> set[str]:
+    """Names in a sentence of another language: capitalised words after the first. German
+    capitalises every noun, so there only runs of capitalised words and acronyms count."""
+    toks = tokens(text)[1:]
+    german = any(t in _GERMAN for t in _words(text))
+    out = set()
+    for i, token in enumerate(toks):
+        if not token[:1].isupper():
+            continue
+        run = (i > 0 and toks[i - 1][:1].isupper()) or (i + 1 < len(toks) and toks[i + 1][:1].isupper())
+        if german and not run and not token[1:2].isupper():
+            continue
+        out.add(token.lower().replace("’", "").replace("'", ""))
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _passage_sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((s, frozenset(stems(s))) for s in (split_sentences(text) or [text]))
@@ -232,7 +257,7 @@ def support(sentence: str, passage_texts: Iterable[str]) -> float:
     return len(sentence_stems & found) / len(sentence_stems)
 
 
-def _numbers_ok(sentence: str, texts: Sequence[str], anchor: Sequence[str]) -> bool:
+def numbers_ok(sentence: str, texts: Sequence[str], anchor: Sequence[str]) -> bool:
     """Every value stated in the passages; against the primary anchor, no value replaced by
     another (a value the anchor lacks, or says fewer times, while one of the anchor's is missing)."""
     own = values(sentence)
@@ -293,10 +318,10 @@ def _negation_ok(sentence: str, anchor: Sequence[str]) -> bool:
     return all(stated.get(key, negated) == negated for key, negated in own.items())
 
 
-def _names_ok(sentence: str, texts: Sequence[str], anchor: Sequence[str]) -> bool:
+def names_ok(sentence: str, texts: Sequence[str], anchor: Sequence[str], *, foreign: bool = False) -> bool:
     """Every name in the passages; against the primary anchor, no name replaced by another (a
     name the anchor lacks while one of the anchor's names is missing or said fewer times)."""
-    own = _names(sentence)
+    own = _foreign_names(sentence) if foreign else _names(sentence)
     if not own:
         return True
     known = {w for text in texts for w in _words(text)}
@@ -306,9 +331,9 @@ def _names_ok(sentence: str, texts: Sequence[str], anchor: Sequence[str]) -> boo
     own_words = Counter(_words(sentence))
     lowercase = {t for text in texts for t in tokens(text) if t[:1].islower()}
     anchor_names = {w for a in anchor for w in _names(a)} - lowercase - _STARTERS
-    foreign = {n for n in own if own_words[n] > anchor_words[n]}
+    extra = {n for n in own if own_words[n] > anchor_words[n]}
     missing = {n for n in anchor_names if own_words[n] < anchor_words[n]}
-    return not (foreign and missing)
+    return not (extra and missing)
 
 
 def _is_superlative(word: str) -> bool:
@@ -340,11 +365,11 @@ def check(sentence: str, passage_texts: Iterable[str], threshold: float = SUPPOR
     if support(sentence, texts) < threshold:
         return "unsupported"
     anchor = anchors(sentence, texts)
-    if not _numbers_ok(sentence, texts, anchor.primary):
+    if not numbers_ok(sentence, texts, anchor.primary):
         return "number"
     if not _negation_ok(sentence, anchor.all):
         return "negation"
-    if not _names_ok(sentence, texts, anchor.primary):
+    if not names_ok(sentence, texts, anchor.primary):
         return "name"
     if not _backed(sentence, anchor.all, _quantifier):
         return "quantifier"

@@ -5,8 +5,8 @@ the numbered passages it was given, and writes an answer from the claims with th
 Tests script anything else per stage (plan, draft, synthesis): a reply, a delay, 429 with
 Retry-After, 5xx, 4xx, malformed JSON. A *lying* fake (``lie=<kind>``) copies passage sentences
 the same way but changes one thing in every sentence it writes, in drafting and synthesis alike
-(``bot.faithfulness.mutate``: negation, number, name, quantifier, comparative, swapped roles) and
-records each changed sentence in ``lies``.
+(``bot.faithfulness.mutate``: negation, number, name, quantifier, comparative, swapped roles),
+records each changed sentence in ``lies``, and as the judge says yes to every sentence.
 """
 
 import asyncio
@@ -24,7 +24,7 @@ from bot.faithfulness import Kind, corpus_names, mutate
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 
-Stage = str  # "plan" | "draft" | "synthesis"
+Stage = str  # "plan" | "draft" | "synthesis" | "judge"
 
 
 @dataclass
@@ -41,6 +41,8 @@ def stage_of(system: str) -> Stage:
         return "plan"
     if system.startswith("You extract"):
         return "draft"
+    if system.startswith("You check"):
+        return "judge"
     return "synthesis"
 
 
@@ -80,7 +82,29 @@ def faithful_answer(user: str) -> str:
     return json.dumps({"answer": " ".join(sentences)})
 
 
+def _judged(user: str, *, honest: bool) -> str:
+    """Verdicts quoting, for each sentence, the cited passage sentence sharing most of its words
+    and numbers. Honest: supported only if that sentence shares most of them; a liar says yes."""
+    passages = dict(re.findall(r'<passage n="(\d+)"[^>]*>\n(.*?)\n</passage>', user, re.DOTALL))
+    verdicts = []
+    for i, cites, text in re.findall(r'<sentence i="(\d+)" cites="([\d,]*)">(.*?)</sentence>', user):
+        own = stems(text) | set(re.findall(r"\d+", text))
+        best: tuple[float, int, str] = (0.0, 0, "")
+        for n in (int(c) for c in cites.split(",") if c):
+            for sentence in split_sentences(passages.get(str(n), "")):
+                share = len(own & (stems(sentence) | set(re.findall(r"\d+", sentence)))) / max(len(own), 1)
+                best = max(best, (share, n, sentence))
+        supported = best[0] > 0 and (not honest or best[0] >= 0.3)
+        verdicts.append({"i": int(i), "supported": supported, "passage": best[1], "quote": best[2]})
+    return json.dumps({"verdicts": verdicts})
+
+
+def faithful_judge(user: str) -> str:
+    return _judged(user, honest=True)
+
+
 _DEFAULTS: dict[Stage, Callable[[str], str]] = {
+    "judge": faithful_judge,
     "plan": faithful_plan,
     "draft": faithful_draft,
     "synthesis": faithful_answer,
@@ -173,6 +197,8 @@ class FakeLLM:
         content = reply.content if reply.content is not None else _DEFAULTS[stage](user)
         if reply.content is None and self.lie is not None and stage in ("draft", "synthesis"):
             content = self._lying(stage, user, content)
+        if reply.content is None and self.lie is not None and stage == "judge":
+            content = _judged(user, honest=False)  # a lying judge says yes to everything
         return web.json_response(
             {
                 "id": f"chatcmpl-{next(self._ids)}",
