@@ -6,6 +6,7 @@ built, not from any check Confer runs, so the suite measures the verifier rather
 per kind, how many changed sentences it catches and how many true ones it keeps.
 """
 
+import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -136,16 +137,22 @@ def corpus_names(texts: Iterable[str]) -> list[str]:
     return list(seen)
 
 
-def build_suite(texts: Sequence[str], *, per_kind: int = 200) -> list[Case]:
-    """True sentences of the passages and, for each kind, up to ``per_kind`` changed ones."""
+def build_suite(texts: Sequence[str], *, per_kind: int = 200, true: int = 1000) -> list[Case]:
+    """Up to ``true`` true sentences of the passages and, for each kind, up to ``per_kind`` changed
+    ones; passages are visited in a fixed shuffled order, so every part of a corpus is sampled."""
     names = corpus_names(texts)
     cases: list[Case] = []
     counts = dict.fromkeys(KINDS, 0)
-    for text in texts:
+    kept = 0
+    order = list(texts)
+    random.Random(0).shuffle(order)
+    for text in order:
         for sentence in split_sentences(text):
             if len(sentence.split()) < 5:
                 continue
-            cases.append(Case(None, sentence, text))
+            if kept < true:
+                kept += 1
+                cases.append(Case(None, sentence, text))
             for kind in KINDS:
                 if counts[kind] >= per_kind:
                     continue

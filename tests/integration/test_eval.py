@@ -85,7 +85,7 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     out = tmp_path / "report"
     assert main(["eval", str(dataset), "--json", "--out", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"overall", "by_type", "baseline", "questions"}
+    assert set(report) == {"overall", "by_type", "baseline", "questions", "faithfulness"}
     assert report["questions"] == 3 and set(report["by_type"]) == {"bridge", "comparison"}
     fields = {
         "recall_at_2",
@@ -110,6 +110,11 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     assert 0 <= report["baseline"]["overall"]["recall_at_5"] <= 1
     assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "recall.png", "latency.png"}
     assert "one-index baseline" in (out / "report.md").read_text()
+    faithfulness = report["faithfulness"]  # graded from how each case was built, not by the verifier
+    assert faithfulness["true"]["total"] == 6 and faithfulness["true"]["kept"] == 6
+    for kind in ("number", "name", "quantifier"):
+        assert faithfulness[kind]["total"] > 0 and faithfulness[kind]["slipped"] == 0, kind
+    assert "| negation |" in (out / "report.md").read_text()
 
 
 def test_eval_of_a_missing_split_is_bad_input(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:
