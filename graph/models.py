@@ -65,6 +65,7 @@ class Finding(_Frozen):
     claims: tuple[Claim, ...] = ()
     seconds: float = 0.0
     dropped: int = 0
+    drop_reasons: tuple[str, ...] = ()  # why each dropped model sentence was dropped (graph.guards)
 
 
 class AnswerSentence(_Frozen):
@@ -101,6 +102,7 @@ class Answer(_Frozen):
     outcomes: tuple[CollectionOutcome, ...] = ()
     retrieved: tuple[Passage, ...] = ()
     dropped: int = 0
+    drop_reasons: tuple[str, ...] = ()  # one bounded reason per dropped sentence whose reason is known
 
     @property
     def partial(self) -> bool:

@@ -123,9 +123,10 @@ async def investigate(
     limit = context.limits.claims_per_branch
     claims: list[Claim] | None = None
     dropped = 0
+    drop_reasons: tuple[str, ...] = ()
     if context.llm is not None:
         try:
-            claims, dropped = await draft_with_llm(
+            claims, drop_reasons = await draft_with_llm(
                 context.llm,
                 task.focus or task.question,
                 passages,
@@ -137,9 +138,10 @@ async def investigate(
                 raise TimeoutError from None  # the model ran past the branch's budget
             writer(LLMFallback(stage="draft", reason=exc.reason, collection=task.collection))
         else:
+            dropped = len(drop_reasons)
             if not claims and dropped:
                 writer(LLMFallback(stage="draft", reason="no verified claims", collection=task.collection))
-                claims, dropped = None, 0
+                claims, dropped, drop_reasons = None, 0, ()
     if claims is None:
         claims = draft_claims(" ".join(task.queries), passages, limit=limit)
     return Finding(
@@ -149,6 +151,7 @@ async def investigate(
         rankings=rankings,
         claims=tuple(claims),
         dropped=dropped,
+        drop_reasons=drop_reasons,
     )
 
 

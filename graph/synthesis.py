@@ -180,6 +180,7 @@ def build_answer(
         outcomes=outcomes_of(plan, findings),
         retrieved=merge_passages(findings),
         dropped=dropped + sum(f.dropped for f in findings),
+        drop_reasons=tuple(r for f in findings for r in f.drop_reasons),
     )
     return answer, dropped
 
@@ -238,14 +239,14 @@ async def synthesize_with_llm(
     renumbered: dict[str, int] = {}
     citations: list[Citation] = []
     sentences: list[AnswerSentence] = []
-    dropped = 0
+    reasons_dropped: list[str] = ["unsupported"] * (len(written) - len(items))  # bad or no [n]
     for index, (text, cited_numbers) in enumerate(items):
         cited = [sources[n] for n in cited_numbers]
         verdict = verdicts.get(index)
         reason = admit(text, cited, reasons[index], verdict)
         if reason is not None:
             logger.debug("dropped a model sentence: %s", reason)
-            dropped += 1
+            reasons_dropped.append(reason)
             continue
         for passage in cited:
             if passage.id not in renumbered:
@@ -257,7 +258,7 @@ async def synthesize_with_llm(
         sentences.append(
             AnswerSentence(text=text, citations=tuple(dict.fromkeys(renumbered[p.id] for p in cited)))
         )
-    dropped += len(written) - len(items)
+    dropped = len(reasons_dropped)
     if dropped:
         logger.info("dropped %d unsupported model sentences", dropped)
     if not sentences:
@@ -270,5 +271,6 @@ async def synthesize_with_llm(
         outcomes=outcomes_of(plan, findings),
         retrieved=merge_passages(findings),
         dropped=dropped + sum(f.dropped for f in findings),
+        drop_reasons=(*reasons_dropped, *(r for f in findings for r in f.drop_reasons)),
     )
     return answer, dropped

@@ -166,7 +166,8 @@ async def test_invented_citations_uncited_and_unsupported_sentences_are_dropped(
     texts = [s.text for sec in answer.sections for s in sec.sentences]
     assert texts == ["Every parent receives 20 weeks of fully paid parental leave."]
     assert_faithful(answer)
-    assert _metric(service, "confer_citations_dropped_total") == 3
+    assert _metric(service, "confer_citations_dropped_total", {"reason": "unsupported"}) == 2  # bad or no [n]
+    assert _metric(service, "confer_citations_dropped_total", {"reason": "number"}) == 1
 
 
 async def test_draft_claims_with_bad_citations_are_dropped_before_synthesis(
@@ -306,6 +307,7 @@ async def test_a_model_lying_in_drafting_and_synthesis_never_reaches_the_answer(
     lies = {" ".join(lie.rstrip(".").split()) for lie in llm.lies}
     assert len(lies) >= 5, lies  # the fake did lie, in both roles
     assert not said & lies
+    assert _metric(service, "confer_citations_dropped_total", {"reason": kind}) > 0
     assert {stage_of(r["messages"][0]["content"]) for r in llm.requests} >= {"draft", "synthesis"}
 
 
