@@ -14,6 +14,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
+from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
 from bot.metrics import ConferMetrics
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
@@ -21,10 +22,12 @@ from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchServic
 from bot.settings import SettingsError
 from bot.slack.blocks import Row, StatusState, answer_message, summary_line
 from bot.slack.dedupe import EventDeduplicator
-from bot.slack.gateway import SlackCallError, SlackGateway
+from bot.slack.gateway import ResponseUrlError, SlackCallError, SlackGateway, respond
 from bot.slack.mrkdwn import neutralize
 from bot.slack.payloads import (
+    Mention,
     PayloadError,
+    SlashCommand,
     is_user_id,
     parse_command,
     parse_mention,
@@ -32,7 +35,7 @@ from bot.slack.payloads import (
     strip_bot_mention,
 )
 from bot.slack.status import StatusMessage
-from graph.events import BranchFinished, PlanReady, ProgressEvent
+from graph.events import BranchFinished, FollowUp, PlanReady, ProgressEvent
 from graph.models import Answer, Question
 from graph.nodes import DIRECT_KINDS
 from graph.planning import CollectionAccessError
@@ -64,7 +67,7 @@ class SlackResponder:
             params["thread_ts"] = thread_ts
         return await self.gateway.call("chat.postMessage", **params, **extra)
 
-    async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
+    async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> bool:
         params: dict[str, Any] = {"channel": channel, "user": user, "text": text}
         if thread_ts:
             params["thread_ts"] = thread_ts
@@ -72,15 +75,41 @@ class SlackResponder:
             await self.gateway.call("chat.postEphemeral", **params)
         except SlackCallError:
             logger.warning("could not send an ephemeral message")
+            return False
+        return True
 
     async def answer(
+        self,
+        *,
+        team: str,
+        channel: str,
+        thread_ts: str,
+        question: Question,
+        surface: Surface,
+        on_undelivered: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """``on_undelivered`` tells the asker another way when nothing reached the thread."""
+        try:
+            await self._answer(
+                team=team, channel=channel, thread_ts=thread_ts, question=question, surface=surface
+            )
+        except _UndeliveredError:
+            if on_undelivered is not None:
+                await on_undelivered()
+
+    async def _answer(
         self, *, team: str, channel: str, thread_ts: str, question: Question, surface: Surface
     ) -> None:
         config = self.service.config
         if classify_question(question.text) in DIRECT_KINDS:
             answer = await self.service.answer(question, surface=surface)
-            blocks, text = answer_message(answer, config)
-            await self.post(channel, thread_ts, text, blocks=blocks)
+            try:
+                await self.post_answer(channel, thread_ts, answer)
+            except SlackCallError as error:
+                logger.warning(
+                    "could not post to slack", extra={"method": error.method, "error": error.error}
+                )
+                raise _UndeliveredError from None
             return
         status = StatusMessage(
             gateway=self.gateway,
@@ -94,6 +123,10 @@ class SlackResponder:
         answered = False
         try:
             await status.post()
+        except SlackCallError as error:
+            logger.warning("could not post to slack", extra={"method": error.method, "error": error.error})
+            raise _UndeliveredError from None
+        try:
 
             async def queued(position: int) -> None:
                 def change(state: StatusState) -> None:
@@ -150,6 +183,10 @@ class SlackResponder:
             logger.warning("could not post to slack")
 
 
+class _UndeliveredError(Exception):
+    """Nothing could be posted in the question's thread."""
+
+
 def _finish(state: StatusState, phase: str, summary: str) -> None:
     state.phase, state.summary = phase, summary
 
@@ -158,9 +195,15 @@ def _status_updater(status: StatusMessage) -> Callable[[ProgressEvent], Awaitabl
     async def on_event(event: ProgressEvent) -> None:
         if isinstance(event, PlanReady):
             status.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
+        elif isinstance(event, FollowUp):
+            status.update(lambda s: s.follow_ups.update({target: Row() for target in event.targets}))
         elif isinstance(event, BranchFinished):
             row = Row(status=event.status, sources=event.sources, seconds=event.seconds, reason=event.reason)
-            status.update(lambda s: s.rows.__setitem__(event.collection, row))
+            if event.round > 1:
+                target = (event.entity, event.collection)
+                status.update(lambda s: s.follow_ups.__setitem__(target, row))
+            else:
+                status.update(lambda s: s.rows.__setitem__(event.collection, row))
 
     return on_event
 
@@ -262,9 +305,7 @@ def build_slack_app(
             service.record_rejected("mention")
             return
         except CollectionAccessError as error:
-            await responder.ephemeral(
-                mention.channel, mention.user, messages.collection_access(error), thread
-            )
+            await responder.ephemeral(mention.channel, mention.user, _access_message(error), thread)
             service.record_rejected("mention")
             return
         try:
@@ -275,6 +316,7 @@ def build_slack_app(
                     thread_ts=thread,
                     question=question,
                     surface="mention",
+                    on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
                 )
             )
         except ShuttingDownError:
@@ -286,6 +328,10 @@ def build_slack_app(
             command = parse_command(body)
         except PayloadError:
             await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
+            return
+        if command.trigger_id and not await dedupe.first_delivery("command:" + command.trigger_id):
+            metrics.events_deduplicated.inc()  # a replayed or redelivered request: answered once
+            await ack()
             return
         word = command.text.strip().lower()
         if word in ("", "help"):
@@ -301,13 +347,13 @@ def build_slack_app(
             return
         except CollectionAccessError as error:
             service.record_rejected("command")
-            await ack(response_type="ephemeral", text=messages.collection_access(error))
+            await ack(response_type="ephemeral", text=_access_message(error))
             return
         if not scheduler.accepting:
             await ack(response_type="ephemeral", text=messages.SHUTTING_DOWN)
             return
         await ack()
-        scheduler.submit(_answer_command(responder, command.team, command.channel, command.user, question))
+        scheduler.submit(_answer_command(responder, metrics, command, question))
 
     @app.action(re.compile(r"^feedback_(up|down)$"))
     async def on_feedback(ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -323,26 +369,96 @@ def build_slack_app(
 
 
 async def _answer_command(
-    responder: SlackResponder, team: str, channel: str, user: str, question: Question
+    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, question: Question
 ) -> None:
     """Slash commands cannot run in threads: post a root message restating the question, then
-    answer under it."""
-    asker = f"<@{user}>" if is_user_id(user) else "Someone"
+    answer under it. Where Confer cannot post (a DM, a channel it has not joined), the answer goes
+    to the asker alone through the command's ``response_url``."""
+    asker = f"<@{command.user}>" if is_user_id(command.user) else "Someone"
     try:
-        root = await responder.post(channel, None, messages.asked_by(asker, neutralize(question.text)))
+        root = await responder.post(
+            command.channel, None, messages.asked_by(asker, neutralize(question.text))
+        )
     except SlackCallError as error:
-        logger.warning("could not post the question", extra={"error": error.error})
+        logger.warning("could not post the question; answering privately", extra={"error": error.error})
+        await _answer_privately(responder, metrics, command, question)
         return
+
+    async def undelivered() -> None:
+        await _tell_through_response_url(responder, metrics, command, messages.NOT_POSTED)
+
     await responder.answer(
-        team=team, channel=channel, thread_ts=str(root.get("ts", "")), question=question, surface="command"
+        team=command.team,
+        channel=command.channel,
+        thread_ts=str(root.get("ts", "")),
+        question=question,
+        surface="command",
+        on_undelivered=undelivered,
     )
+
+
+async def _answer_privately(
+    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, question: Question
+) -> None:
+    """Research and answer through ``response_url``, visible only to the asker."""
+    if not await _tell_through_response_url(responder, metrics, command, messages.ANSWERING_PRIVATELY):
+        return
+    try:
+        async with responder.scheduler.slot():
+            answer = await responder.service.answer(question, surface="command")
+    except QuestionTimeoutError:
+        await _respond(responder, command, {"response_type": "ephemeral", "text": messages.TIMED_OUT})
+        return
+    except Exception:
+        logger.exception("question failed")
+        await _respond(responder, command, {"response_type": "ephemeral", "text": messages.UNEXPECTED})
+        return
+    blocks, text = answer_message(answer, responder.service.config)
+    if not await _respond(responder, command, {"response_type": "ephemeral", "text": text, "blocks": blocks}):
+        await _respond(responder, command, {"response_type": "ephemeral", "text": text})
+
+
+async def _tell_through_response_url(
+    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, text: str
+) -> bool:
+    """Tell the asker privately; counted in ``confer_questions_undelivered_total`` either way."""
+    told = await _respond(responder, command, {"response_type": "ephemeral", "text": text})
+    metrics.questions_undelivered.labels("command", "response_url" if told else "none").inc()
+    return told
+
+
+async def _respond(responder: SlackResponder, command: SlashCommand, payload: dict[str, Any]) -> bool:
+    try:
+        await respond(responder.gateway.client, command.response_url, **payload)
+    except ResponseUrlError as error:
+        logger.warning("could not answer through response_url", extra={"error": str(error)})
+        return False
+    return True
+
+
+async def _tell_undelivered(responder: SlackResponder, metrics: ConferMetrics, mention: Mention) -> None:
+    """A mention whose thread Confer could not post in: the asker hears it privately."""
+    told = await responder.ephemeral(mention.channel, mention.user, messages.NOT_POSTED, mention.reply_thread)
+    metrics.questions_undelivered.labels("mention", "ephemeral" if told else "none").inc()
+
+
+_CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
+
+
+def _access_message(error: CollectionAccessError) -> str:
+    """Where Confer may not be used, the channels where it may (as Slack channel links, which show
+    their names and notify nobody); otherwise which collections this channel may search."""
+    if isinstance(error, PlaceDeniedError):
+        return messages.place_denied([f"<#{p}>" for p in error.places if _CHANNEL_ID.match(p)])
+    return messages.collection_access(error)
 
 
 def _collections_list(service: ResearchService, channel: str) -> str:
     config = service.config
-    allowed = config.policy_for(channel).allow
+    if policy_for(config, channel) is None:
+        return _access_message(PlaceDeniedError(places=listed_places(config)))
     entries = []
-    for name in allowed:
+    for name in allowed_collections(config, channel):
         collection = config.get(name)
         if collection is not None:
             entries.append(

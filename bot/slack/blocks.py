@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.messages import STATUS_LABELS, failure_reason, partial_note
+from bot.messages import STATUS_LABELS, failure_reason, following_up, partial_note
 from bot.render import cite, collection_title, failed_collections, no_answer_text
 from bot.slack.mrkdwn import neutralize, safe_link
 from graph.models import Answer, FindingStatus
@@ -36,6 +36,7 @@ class StatusState:
     phase: str = "starting"  # starting | queued | researching | done | failed | interrupted
     queue_position: int = 0
     rows: dict[str, Row] = field(default_factory=dict)
+    follow_ups: dict[tuple[str, str], Row] = field(default_factory=dict)  # (entity, collection)
     summary: str = ""
 
 
@@ -49,17 +50,23 @@ def status_text(state: StatusState, config: CollectionsConfig) -> str:
         return "🔎 Reading your question…"
     lines = [f"🔎 Researching {len(state.rows)} collection{'s' if len(state.rows) != 1 else ''}:"]
     for name, row in state.rows.items():
-        title = neutralize(collection_title(config, name))
-        if row.status is None:
-            lines.append(f"• {title}: searching…")
-            continue
-        label = STATUS_LABELS[row.status]
-        if row.status == "ok":
-            label += f", {row.sources} source{'s' if row.sources != 1 else ''}"
-        elif row.status == "failed":
-            label += f" ({failure_reason(row.reason)})"
-        lines.append(f"{_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)")
+        lines.append(_row_line(neutralize(collection_title(config, name)), row))
+    for (entity, name), row in state.follow_ups.items():
+        # The entity comes from document text: neutralized like everything else written to Slack.
+        label = following_up(neutralize(entity), neutralize(collection_title(config, name)))
+        lines.append(_row_line(label, row))
     return "\n".join(lines)
+
+
+def _row_line(title: str, row: Row) -> str:
+    if row.status is None:
+        return f"• {title}: searching…"
+    label = STATUS_LABELS[row.status]
+    if row.status == "ok":
+        label += f", {row.sources} source{'s' if row.sources != 1 else ''}"
+    elif row.status == "failed":
+        label += f" ({failure_reason(row.reason)})"
+    return f"{_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)"
 
 
 def summary_line(answer: Answer, seconds: float) -> str:

@@ -50,8 +50,13 @@ def status_lines(state: StatusState, config: CollectionsConfig) -> list[str]:
     if not state.rows:
         return [messages.STATUS_READING]
     lines = [messages.status_researching(len(state.rows))]
-    for name, row in state.rows.items():
-        title = neutralize(collection_title(config, name))
+    named = [(neutralize(collection_title(config, name)), row) for name, row in state.rows.items()]
+    # A follow-up's entity comes from document text: neutralized like the titles.
+    named += [
+        (messages.following_up(neutralize(entity), neutralize(collection_title(config, name))), row)
+        for (entity, name), row in state.follow_ups.items()
+    ]
+    for title, row in named:
         if row.status is None:
             lines.append(f"🔄 {title}: {messages.STATUS_SEARCHING}")
         else:
@@ -119,12 +124,31 @@ def _size(card: Card) -> int:
 
 
 def _fit(card: Card) -> Card:
-    """Drop trailing sources, then trailing answer paragraphs, until the card is within the limit."""
+    """Within the size limit: drop trailing source lines, then shorten the longest paragraph."""
     body: list[dict[str, Any]] = card["body"]
-    while _size(card) > MAX_CARD_CHARS and len(body) > 1:
+    for block in body:  # no single paragraph may crowd out the sources
+        if len(block["text"]) > MAX_CARD_CHARS // 2:
+            block["text"] = _shorten(block["text"], MAX_CARD_CHARS // 2)
+    while _size(card) > MAX_CARD_CHARS:
         small = [i for i, block in enumerate(body) if block.get("size") == "Small"]
-        del body[small[-1] if small else -1]
+        if small:
+            del body[small[-1]]
+            continue
+        longest = max(body, key=lambda block: len(block["text"]))
+        keep = len(longest["text"]) - (_size(card) - MAX_CARD_CHARS) - 100
+        if keep <= 0:
+            body.remove(longest)
+            continue
+        longest["text"] = _shorten(longest["text"], keep)
     return card
+
+
+def _shorten(text: str, limit: int) -> str:
+    """At most ``limit`` characters, cut at a word boundary, ending in an ellipsis."""
+    cut = text[: max(limit - 2, 0)]
+    if " " in cut:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip("\\") + " …"
 
 
 def card_activity(card: Card, *, summary: str = "") -> dict[str, Any]:

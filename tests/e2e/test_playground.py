@@ -95,6 +95,7 @@ async def _playground(confer_port: int, tmp_path: Path) -> AsyncIterator[str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         env=env,
+        cwd=tmp_path,  # it writes devTools/ logs into its working directory
     )
     assert process.stdout is not None
     try:

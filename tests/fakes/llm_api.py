@@ -2,10 +2,10 @@
 
 By default it behaves like a faithful model: it plans from the question, drafts claims that quote
 the numbered passages it was given, and writes an answer from the claims with their [n] markers.
-Tests script anything else per stage (plan, draft, synthesis): a reply, a delay, 429 with
-Retry-After, 5xx, 4xx, malformed JSON. A *lying* fake (``lie=<kind>``) copies passage sentences
-the same way but changes one thing in every sentence it writes, in drafting and synthesis alike
-(``bot.faithfulness.mutate``: negation, number, name, quantifier, comparative, swapped roles),
+Tests script anything else per stage (plan, draft, reflect, synthesis, judge): a reply, a delay,
+429 with Retry-After, 5xx, 4xx, malformed JSON. A *lying* fake (``lie=<kind>``) copies passage
+sentences the same way but changes one thing in every sentence it writes, in drafting and synthesis
+alike (``bot.faithfulness.mutate``: negation, number, name, quantifier, comparative, swapped roles),
 records each changed sentence in ``lies``, and as the judge says yes to every sentence.
 """
 
@@ -24,7 +24,7 @@ from bot.faithfulness import Kind, corpus_names, mutate
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 
-Stage = str  # "plan" | "draft" | "synthesis" | "judge"
+Stage = str  # "plan" | "draft" | "reflect" | "synthesis" | "judge"
 
 
 @dataclass
@@ -43,6 +43,8 @@ def stage_of(system: str) -> Stage:
         return "draft"
     if system.startswith("You check"):
         return "judge"
+    if system.startswith("You direct follow-up"):
+        return "reflect"
     return "synthesis"
 
 
@@ -103,10 +105,16 @@ def faithful_judge(user: str) -> str:
     return _judged(user, honest=True)
 
 
+def faithful_reflect(user: str) -> str:
+    """Nothing missing: tests script follow-ups when they want some."""
+    return json.dumps({"follow_ups": []})
+
+
 _DEFAULTS: dict[Stage, Callable[[str], str]] = {
     "judge": faithful_judge,
     "plan": faithful_plan,
     "draft": faithful_draft,
+    "reflect": faithful_reflect,
     "synthesis": faithful_answer,
 }
 

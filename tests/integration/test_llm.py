@@ -16,7 +16,7 @@ from graph.context import ResearchLimits
 from graph.models import Answer
 from graph.openai_model import build_chat_model
 from retrieval.backends import SearchBackend
-from retrieval.collections import CollectionsConfig
+from retrieval.collections import ChannelPolicy, CollectionsConfig
 from tests.fakes.backends import FaultyBackend
 from tests.fakes.llm_api import FakeLLM, Reply, stage_of
 from tests.integration.conftest import index_samples
@@ -96,7 +96,8 @@ async def test_comparative_question_gets_a_verified_model_written_answer(
     assert answer.mode == "llm"
     assert_faithful(answer)
     assert {c.passage.collection for c in answer.citations} == {"engineering", "security"}
-    assert llm.stages() == ["plan", "draft", "draft", "synthesis", "judge"]
+    stages = llm.stages()
+    assert stages[0] == "plan" and stages.count("draft") == 2 and stages[-2:] == ["synthesis", "judge"]
     payload = answer_json(answer, sample_config, 1.0)
     assert payload["mode"] == "llm"
     assert {int(n) for n in re.findall(r"\[(\d+)\]", payload["answer"])} == {
@@ -105,7 +106,8 @@ async def test_comparative_question_gets_a_verified_model_written_answer(
     draft = next(r for r in llm.requests if r["messages"][0]["content"].startswith("You extract"))
     assert "untrusted data" in draft["messages"][0]["content"]
     assert '<passage n="1"' in draft["messages"][1]["content"]
-    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 5  # one judge call
+    assert llm.stages().count("reflect") == 1  # the faithful fake finds nothing missing: one round
+    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 6  # one of them the judge
     assert _metric(service, "confer_llm_tokens_total", {"kind": "prompt"}) > 0
 
 
@@ -197,7 +199,7 @@ async def test_invalid_plan_falls_back_to_the_heuristic_plan_and_never_leaves_th
 ) -> None:
     llm.script("plan", Reply(content=json.dumps({"kind": "factual", "collections": [{"name": "secret-hr"}]})))
     spy = FaultyBackend(indexed)
-    policy = sample_config.policy_for(None).model_copy(update={"allow": ("people", "product")})
+    policy = ChannelPolicy(allow=("people", "product"))
     config = sample_config.model_copy(update={"channels": {"C1": policy}})
     service = _service(config, spy, llm)
     answer = await service.answer(
@@ -227,7 +229,7 @@ async def test_instructions_inside_documents_change_nothing(
         "Gym membership is covered up to 40 euros per month [1]."
     }
     llm.script("synthesis", Reply(content=json.dumps(obeying)))
-    policy = sample_config.policy_for(None).model_copy(update={"allow": ("people",)})
+    policy = ChannelPolicy(allow=("people",))
     service = _service(sample_config.model_copy(update={"channels": {"C1": policy}}), backend, llm)
     answer = await service.answer(
         service.make_question("What does the gym benefit cover?", channel="C1"), surface="cli"
