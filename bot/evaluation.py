@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.app import build_backend, build_limits, build_llm
 from bot.errors import DatasetError
+from bot.faithfulness import KINDS, build_suite, grade
 from bot.metrics import build_metrics
 from bot.render import plain_answer
 from bot.service import ResearchService
@@ -24,8 +25,11 @@ from bot.settings import ConferSettings
 from graph.citations import is_supported
 from graph.models import Answer, ResearchRound
 from retrieval.backends import SearchBackend
-from retrieval.collections import Collection, CollectionsConfig, load_collections
-from retrieval.ingest.pipeline import index_collection
+from retrieval.collections import Collection, CollectionsConfig, load_collections, resolve_sources
+from retrieval.errors import DocumentLoadError
+from retrieval.ingest.chunker import chunk_document
+from retrieval.ingest.loaders import load_file
+from retrieval.ingest.pipeline import index_collection, source_name
 
 KS = (2, 5, 10)
 BASELINE = "all"
@@ -242,7 +246,53 @@ async def evaluate(
             await _drop_eval_indexes(backend, (*collections, everything))
             await backend.close()
     with_model = bool(settings.llm_model)
-    return _report(results, with_model=with_model, index_seconds=index_seconds, split=split, dataset=dataset)
+    report = _report(
+        results, with_model=with_model, index_seconds=index_seconds, split=split, dataset=dataset
+    )
+    report["faithfulness"] = faithfulness_report(config)
+    return report
+
+
+def corpus_texts(config: CollectionsConfig) -> list[str]:
+    """The text of every passage of the corpus, chunked as indexing chunks it."""
+    texts = []
+    for collection in config.collections:
+        for path in resolve_sources(collection, config):
+            try:
+                documents = load_file(path, source=source_name(path, config.base_dir))
+            except DocumentLoadError:
+                continue
+            for document in documents:
+                texts += [p.text for p in chunk_document(document, collection=collection.name)]
+    return texts
+
+
+def faithfulness_report(config: CollectionsConfig, *, per_kind: int = 200) -> dict[str, Any]:
+    """The verifier graded on a suite built from the corpus: true sentences and the same ones
+    changed once per kind. What is true is known from construction, not from any check Confer
+    runs, so this measures the check that admits sentences instead of trusting it."""
+    cases = build_suite(corpus_texts(config), per_kind=per_kind)
+    return grade(cases, lambda sentence, passage: is_supported(sentence, [passage]))
+
+
+def faithfulness_markdown(faithfulness: dict[str, Any]) -> list[str]:
+    true = faithfulness["true"]
+    lines = [
+        "",
+        "## Faithfulness (a suite built from the corpus, graded independently of the verifier)",
+        "",
+        f"True sentences kept: {true['kept']} of {true['total']} ({100 * true['rate']:.1f} %).",
+        "",
+        "| changed once by | sentences | caught | slipped through | caught % |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for kind in KINDS:
+        row = faithfulness[kind]
+        caught = row["total"] - row["slipped"]
+        lines.append(
+            f"| {kind} | {row['total']} | {caught} | {row['slipped']} | {100 * row['caught_rate']:.1f} |"
+        )
+    return lines
 
 
 async def _run(
@@ -439,6 +489,8 @@ def markdown_report(report: dict[str, Any]) -> str:
             f"With the model: exact match {pct(report['overall']['exact_match'])} %, "
             f"F1 {pct(report['overall']['f1'])} %.",
         ]
+    if "faithfulness" in report:
+        lines += faithfulness_markdown(report["faithfulness"])
     lines.append("")
     return "\n".join(lines)
 

@@ -1,8 +1,11 @@
 """All Prometheus metrics (DESIGN §9), built per process into their own registry."""
 
+import collections
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from graph.models import Answer
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
 _FAST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -124,7 +127,8 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
         ),
         citations_dropped=Counter(
             "confer_citations_dropped",
-            "Answer sentences dropped by verification.",
+            "Answer sentences dropped by verification, by reason.",
+            ["reason"],
             registry=registry,
         ),
         questions_in_flight=Gauge(
@@ -183,3 +187,17 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             registry=registry,
         ),
     )
+
+
+DROP_REASONS = ("unsupported", "number", "negation", "name", "quantifier", "comparative", "judge")
+
+
+def record_drops(metrics: ConferMetrics, answer: Answer) -> None:
+    """``confer_citations_dropped_total{reason}``: sentences whose reason is unknown (extractive
+    composition) count as ``unsupported``; the label stays bounded."""
+    reasons = collections.Counter(r if r in DROP_REASONS else "unsupported" for r in answer.drop_reasons)
+    unexplained = answer.dropped - sum(reasons.values())
+    if unexplained > 0:
+        reasons["unsupported"] += unexplained
+    for reason, count in reasons.items():
+        metrics.citations_dropped.labels(reason=reason).inc(count)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from bot.access import require_policy
 from bot.errors import EmptyQuestionError as EmptyQuestionError  # importers of bot.service keep it
-from bot.metrics import ConferMetrics
+from bot.metrics import ConferMetrics, record_drops
 from graph.builder import ResearchGraph, build_research_graph
 from graph.context import GraphContext, ResearchLimits
 from graph.events import AnswerReady, BranchFinished, LLMFallback, ProgressEvent
@@ -171,8 +171,7 @@ class ResearchService:
                         )
                     if isinstance(event, AnswerReady):
                         answer = event.answer
-                        if answer.dropped:
-                            self.metrics.citations_dropped.inc(answer.dropped)
+                        record_drops(self.metrics, answer)
                     if on_event is not None:
                         await on_event(event)
             assert answer is not None

@@ -71,6 +71,7 @@ class Finding(_Frozen):
     round: int = 1
     entity: str = ""
     origin: str = ""
+    drop_reasons: tuple[str, ...] = ()  # why each dropped model sentence was dropped (graph.guards)
 
 
 class AnswerSentence(_Frozen):
@@ -118,6 +119,7 @@ class Answer(_Frozen):
     retrieved: tuple[Passage, ...] = ()
     dropped: int = 0
     rounds: tuple[ResearchRound, ...] = ()
+    drop_reasons: tuple[str, ...] = ()  # one bounded reason per dropped sentence whose reason is known
 
     @property
     def partial(self) -> bool:

@@ -158,9 +158,10 @@ async def investigate(
     limit = context.limits.claims_per_branch
     claims: list[Claim] | None = None
     dropped = 0
+    drop_reasons: tuple[str, ...] = ()
     if context.llm is not None:
         try:
-            claims, dropped = await draft_with_llm(
+            claims, drop_reasons = await draft_with_llm(
                 context.llm,
                 task.focus or task.question,
                 passages,
@@ -172,9 +173,10 @@ async def investigate(
                 raise TimeoutError from None  # the model ran past the branch's budget
             writer(LLMFallback(stage="draft", reason=exc.reason, collection=task.collection))
         else:
+            dropped = len(drop_reasons)
             if not claims and dropped:
                 writer(LLMFallback(stage="draft", reason="no verified claims", collection=task.collection))
-                claims, dropped = None, 0
+                claims, dropped, drop_reasons = None, 0, ()
     if claims is None:
         # A follow-up's sentences must still answer the question, now about its entity too.
         query = " ".join(task.queries) if task.round == 1 else f"{task.question} {task.entity}"
@@ -186,6 +188,7 @@ async def investigate(
         rankings=rankings,
         claims=tuple(claims),
         dropped=dropped,
+        drop_reasons=drop_reasons,
     )
 
 

@@ -45,3 +45,15 @@ FOLLOWUP_PROMPT = (
 def quote_untrusted(text: str) -> str:
     """Make sure document text cannot close its delimiter or open a new one."""
     return text.replace("<", "‹").replace(">", "›")
+
+
+JUDGE_PROMPT = (
+    "You check sentences against the numbered passages they cite. For every <sentence>, decide "
+    "whether the passages it cites state what it says: same facts, same numbers, same people and "
+    "roles, same negation, nothing stronger (no added only/all/never/first or comparison). The "
+    "sentence may be in another language than the passages. Reply with JSON only: "
+    '{"verdicts": [{"i": <sentence number>, "supported": true|false, "passage": <number of the '
+    'passage that states it>, "quote": <the exact words of that passage that state it, copied '
+    "character for character, in the passage's language>}]}. If no exact words of a cited passage "
+    "state the sentence, answer supported false. " + UNTRUSTED_RULES
+)

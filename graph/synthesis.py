@@ -3,11 +3,13 @@ merged, claims grouped by collection, citations numbered [1]…[n] in order of f
 citation checked against the passages retrieved in this run."""
 
 import logging
+import time
 from collections.abc import Sequence
 
-from graph.citations import best_quote, is_supported, split_cited, verify_cited
+from graph.citations import best_quote, check, is_supported, split_cited
 from graph.context import ResearchLimits
 from graph.extractive import jaccard
+from graph.judge import admit, judge, judgeable
 from graph.llm import ChatModel
 from graph.models import (
     Answer,
@@ -226,6 +228,7 @@ def build_answer(
         outcomes=outcomes_of(plan, findings),
         retrieved=merge_passages(findings),
         dropped=dropped + sum(f.dropped for f in findings),
+        drop_reasons=tuple(r for f in findings for r in f.drop_reasons),
     )
     return answer, dropped
 
@@ -245,8 +248,9 @@ async def synthesize_with_llm(
     time_budget: float,
 ) -> tuple[Answer | None, int]:
     """The model writes the answer from the verified claims only; every sentence it writes is
-    checked again against the passages its ``[n]`` point to, and dropped if unsupported.
-    Returns ``None`` (use the extractive answer) when nothing survives."""
+    checked again against the passages its ``[n]`` point to: by the guards, and by one batched
+    judge call whose quotes are checked verbatim (``graph.judge``). A sentence either cannot
+    confirm is dropped. Returns ``None`` (use the extractive answer) when nothing survives."""
     selected = select_claims(plan, findings, limits)
     if not selected:
         return None, 0
@@ -263,30 +267,46 @@ async def synthesize_with_llm(
             f'<claim collection="{collection}">{quote_untrusted(claim.text)}</claim> {"".join(markers)}'
         )
     sources = {n: retrieved[pid] for pid, n in numbers.items()}
+    started = time.monotonic()
     output = await llm.complete_json(
         system=SYNTHESIS_PROMPT,
         user=f"Question: {quote_untrusted(question)}\n\n" + "\n".join(lines),
         schema=AnswerOutput,
         time_budget=time_budget,
     )
+    written = split_cited(output.answer)
+    items = [(text, cites) for text, cites in written if cites and all(n in sources for n in cites)]
+    reasons = [check(text, [sources[n].text for n in cites]) for text, cites in items]
+    to_judge = [
+        i for i, (item, reason) in enumerate(zip(items, reasons, strict=True)) if judgeable(item[0], reason)
+    ]
+    judged = await judge(
+        llm, [items[i] for i in to_judge], sources, time_budget=time_budget - (time.monotonic() - started)
+    )
+    verdicts = dict(zip(to_judge, judged, strict=True)) if judged is not None else {}
     renumbered: dict[str, int] = {}
     citations: list[Citation] = []
     sentences: list[AnswerSentence] = []
-    dropped = 0
-    for text, cited_numbers in split_cited(output.answer):
-        cited = verify_cited(text, cited_numbers, sources)
-        if cited is None:
-            dropped += 1
+    reasons_dropped: list[str] = ["unsupported"] * (len(written) - len(items))  # bad or no [n]
+    for index, (text, cited_numbers) in enumerate(items):
+        cited = [sources[n] for n in cited_numbers]
+        verdict = verdicts.get(index)
+        reason = admit(text, cited, reasons[index], verdict)
+        if reason is not None:
+            logger.debug("dropped a model sentence: %s", reason)
+            reasons_dropped.append(reason)
             continue
         for passage in cited:
             if passage.id not in renumbered:
                 renumbered[passage.id] = len(citations) + 1
-                citations.append(
-                    Citation(n=renumbered[passage.id], passage=passage, quote=best_quote(text, passage))
-                )
+                quote = verdict.quote if verdict and verdict.quote else None
+                if quote is None or quote not in " ".join(passage.text.split()):
+                    quote = best_quote(text, passage)
+                citations.append(Citation(n=renumbered[passage.id], passage=passage, quote=quote))
         sentences.append(
             AnswerSentence(text=text, citations=tuple(dict.fromkeys(renumbered[p.id] for p in cited)))
         )
+    dropped = len(reasons_dropped)
     if dropped:
         logger.info("dropped %d unsupported model sentences", dropped)
     if not sentences:
@@ -299,5 +319,6 @@ async def synthesize_with_llm(
         outcomes=outcomes_of(plan, findings),
         retrieved=merge_passages(findings),
         dropped=dropped + sum(f.dropped for f in findings),
+        drop_reasons=(*reasons_dropped, *(r for f in findings for r in f.drop_reasons)),
     )
     return answer, dropped

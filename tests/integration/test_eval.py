@@ -98,7 +98,7 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     out = tmp_path / "report"
     assert main(["eval", str(dataset), "--json", "--out", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"overall", "by_type", "baseline", "questions"}
+    assert set(report) == {"overall", "by_type", "baseline", "questions", "faithfulness"}
     assert report["questions"] == 4 and set(report["by_type"]) == {"bridge", "comparison"}
     fields = {
         "recall_at_2",
@@ -143,6 +143,12 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     assert bridge["gold_ids"] == ["f3", "p4"] and bridge["type"] == "bridge"
     stats = json.loads((out / "report.json").read_text())["details"]["rounds"]
     assert stats["latency_by_round"]["2"]["questions"] >= 1
+    faithfulness = report["faithfulness"]  # graded from how each case was built, not by the verifier
+    assert faithfulness["true"]["total"] >= 6
+    for kind in ("number", "name", "quantifier"):
+        assert faithfulness[kind]["total"] > 0 and faithfulness[kind]["slipped"] == 0, kind
+    assert "| negation |" in (out / "report.md").read_text()
+    assert faithfulness["true"]["kept"] == faithfulness["true"]["total"]
 
 
 def test_eval_of_a_missing_split_is_bad_input(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:
