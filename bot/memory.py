@@ -96,10 +96,13 @@ class ThreadMemory:
                 continue  # a turn written by another version: skipped, never a failure
         return turns
 
-    async def remember(self, key: ThreadKey, turn: Turn) -> None:
-        """Append a turn (the oldest go beyond ``MAX_TURNS``); the thread's expiry restarts."""
+    async def remember(self, key: ThreadKey, turn: Turn, *, replace_last: bool = False) -> None:
+        """Append a turn (the oldest go beyond ``MAX_TURNS``), or replace the last one (its answer
+        arrived); the thread's expiry restarts."""
         turn = turn.model_copy(update={"answer": turn.answer[:MAX_ANSWER_CHARS]})
         previous = await self.turns(key)
+        if replace_last and previous:
+            previous = previous[:-1]
         kept = [*previous, turn][-MAX_TURNS:]
         value = {"turns": [t.model_dump(mode="json") for t in kept]}
         if self._ttl_minutes is None:

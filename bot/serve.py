@@ -16,14 +16,17 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import build_service
+from bot.memory import MemoryUnavailableError, ThreadMemory, build_thread_memory
 from bot.metrics import ConferMetrics, build_metrics
 from bot.scheduler import QuestionScheduler
 from bot.service import ResearchService
 from bot.settings import ConferSettings, SettingsError
 from bot.slack.app import SlackResponder, authorize_once, build_slack_app
 from bot.slack.dedupe import EventDeduplicator, build_deduplicator
+from bot.slack.followups import SlackConversations
 from bot.slack.gateway import SlackGateway, share_session
 from bot.teams.surface import TeamsSurface, build_teams_surface
+from bot.threads import Conversations
 from bot.web import build_web_app
 from retrieval.backends import SearchBackend
 from retrieval.errors import ConferError
@@ -67,6 +70,7 @@ class SlackServer:
     _stopping: bool = field(default=False)
     gateway: SlackGateway | None = None
     teams: TeamsSurface | None = None
+    memory: ThreadMemory | None = None
 
     async def ready(self) -> bool:
         """Taking questions, the search backend answers, and every collection has passages."""
@@ -90,6 +94,7 @@ class SlackServer:
     async def start(self) -> None:
         settings = self.settings
         await self.dedupe.check()  # REDIS_URL set but unreachable: stop here, not answer twice later
+        await self._open_memory()
         bolt = await self._build_bolt() if self.client is not None else None
         socket_mode = bolt is not None and settings.slack_app_token is not None
         app = build_web_app(
@@ -129,6 +134,18 @@ class SlackServer:
             },
         )
 
+    async def _open_memory(self) -> None:
+        """Thread memory (SQLite in CONFER_DATA_DIR, or PostgreSQL): unreachable stops the start."""
+        settings = self.settings
+        url = settings.database_url.get_secret_value() if settings.database_url else None
+        try:
+            self.memory = await build_thread_memory(
+                data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
+            )
+        except MemoryUnavailableError as exc:
+            raise SettingsError([str(exc)]) from None
+        self.memory.start_sweeping()
+
     async def _build_bolt(self) -> AsyncApp:
         settings = self.settings
         assert self.client is not None
@@ -148,6 +165,11 @@ class SlackServer:
             dedupe=self.dedupe,
             metrics=self.metrics,
             identity=identity,
+            conversations=SlackConversations(
+                conversations=Conversations(memory=self.memory, metrics=self.metrics),
+                gateway=gateway,
+                followups=settings.thread_followups,
+            ),
         )
 
     async def _connect_slack(self, gateway: SlackGateway) -> AuthorizeResult:
@@ -169,6 +191,8 @@ class SlackServer:
         if self._runner is not None:
             await self._runner.cleanup()
         await self.dedupe.close()
+        if self.memory is not None:
+            await self.memory.close()
         await self.service.close()
         session = getattr(self.client, "session", None)
         if session is not None:
@@ -239,7 +263,12 @@ async def run_server(settings: ConferSettings) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    await server.start()
+    try:
+        await server.start()
+    except BaseException:
+        if server.memory is not None:  # its database thread would keep the process alive
+            await server.memory.close()
+        raise
     settle_heap()
     await stop.wait()
     logger.info("stopping: finishing questions in flight")

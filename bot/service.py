@@ -30,7 +30,7 @@ from retrieval.passages import CollectionStats, Passage, SyncStats
 
 logger = logging.getLogger(__name__)
 
-Surface = Literal["mention", "command", "cli", "teams"]
+Surface = Literal["mention", "command", "cli", "teams", "followup", "dm"]
 EventHandler = Callable[[ProgressEvent], Awaitable[None]]
 
 

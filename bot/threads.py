@@ -85,20 +85,36 @@ class Conversations:
         logger.debug("follow-up rewritten", extra={"asked": asked, "standalone": standalone.text})
         return Prepared(question, standalone, asked, True)
 
-    async def remember(self, key: ThreadKey, prepared: Prepared, answer: Answer) -> None:
-        """Keep the turn (question, standalone question, targets, answer, cited passage ids)."""
+    async def begin(self, key: ThreadKey, prepared: Prepared) -> None:
+        """Keep the question as soon as it is accepted: the thread is Confer's from now on, and a
+        reply that comes while it is researched is already a follow-up."""
+        await self._write(key, self._turn(prepared, None), replace_last=False)
+
+    async def remember(self, key: ThreadKey, prepared: Prepared, answer: Answer | None) -> None:
+        """Keep the turn with its answer (replacing the one ``begin`` kept, if it is the last)."""
         if self.memory is None:
             return
-        turn = Turn(
+        turns = await self.history(key)
+        begun = bool(turns) and turns[-1] == self._turn(prepared, None)
+        if answer is not None or not begun:
+            await self._write(key, self._turn(prepared, answer), replace_last=begun)
+
+    @staticmethod
+    def _turn(prepared: Prepared, answer: Answer | None) -> Turn:
+        return Turn(
             asked=prepared.asked,
             question=prepared.question.text,
             subject=prepared.standalone.subject,
             collections=prepared.question.requested,
-            answer=answer_text(answer),
-            passage_ids=tuple(dict.fromkeys(c.passage.id for c in answer.citations)),
+            answer=answer_text(answer) if answer is not None else "",
+            passage_ids=tuple(dict.fromkeys(c.passage.id for c in answer.citations)) if answer else (),
         )
+
+    async def _write(self, key: ThreadKey, turn: Turn, *, replace_last: bool) -> None:
+        if self.memory is None:
+            return
         try:
-            await self.memory.remember(key, turn)
+            await self.memory.remember(key, turn, replace_last=replace_last)
         except MemoryUnavailableError as exc:
             self._unavailable("write", exc)
 

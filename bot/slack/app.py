@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
+from bot.memory import ThreadKey
 from bot.metrics import ConferMetrics
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
@@ -22,6 +23,7 @@ from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchServic
 from bot.settings import SettingsError
 from bot.slack.blocks import Row, StatusState, answer_message, summary_line
 from bot.slack.dedupe import EventDeduplicator
+from bot.slack.followups import SlackConversations, parse_message, thread_key
 from bot.slack.gateway import ResponseUrlError, SlackCallError, SlackGateway, respond
 from bot.slack.mrkdwn import neutralize
 from bot.slack.payloads import (
@@ -35,6 +37,7 @@ from bot.slack.payloads import (
     strip_bot_mention,
 )
 from bot.slack.status import StatusMessage
+from bot.threads import Prepared
 from graph.events import BranchFinished, FollowUp, PlanReady, ProgressEvent
 from graph.models import Answer, Question
 from graph.nodes import DIRECT_KINDS
@@ -87,19 +90,21 @@ class SlackResponder:
         question: Question,
         surface: Surface,
         on_undelivered: Callable[[], Awaitable[None]] | None = None,
-    ) -> None:
-        """``on_undelivered`` tells the asker another way when nothing reached the thread."""
+    ) -> Answer | None:
+        """``on_undelivered`` tells the asker another way when nothing reached the thread. Returns
+        the answer once it is posted (``None`` otherwise)."""
         try:
-            await self._answer(
+            return await self._answer(
                 team=team, channel=channel, thread_ts=thread_ts, question=question, surface=surface
             )
         except _UndeliveredError:
             if on_undelivered is not None:
                 await on_undelivered()
+            return None
 
     async def _answer(
         self, *, team: str, channel: str, thread_ts: str, question: Question, surface: Surface
-    ) -> None:
+    ) -> Answer | None:
         config = self.service.config
         if classify_question(question.text) in DIRECT_KINDS:
             answer = await self.service.answer(question, surface=surface)
@@ -110,7 +115,7 @@ class SlackResponder:
                     "could not post to slack", extra={"method": error.method, "error": error.error}
                 )
                 raise _UndeliveredError from None
-            return
+            return answer
         status = StatusMessage(
             gateway=self.gateway,
             config=config,
@@ -160,6 +165,8 @@ class SlackResponder:
             await self._say(channel, thread_ts, messages.UNEXPECTED)
         if not answered:
             await status.close()
+            return None
+        return answer
 
     async def post_answer(self, channel: str, thread_ts: str, answer: Answer) -> None:
         """Post with Block Kit; if Slack rejects the blocks, post the same answer as plain text."""
@@ -273,9 +280,10 @@ def build_slack_app(
     dedupe: EventDeduplicator,
     metrics: ConferMetrics,
     identity: AuthorizeResult | None = None,
+    conversations: SlackConversations | None = None,
 ) -> AsyncApp:
     """``identity`` (from ``authorize_once``) spares every request an ``auth.test``; without it
-    Bolt calls ``auth.test`` itself."""
+    Bolt calls ``auth.test`` itself. ``conversations``: thread memory, follow-ups and DMs."""
     authorization = _static_authorization(client, identity) if identity else {"client": client}
     app = AsyncApp(
         signing_secret=signing_secret,
@@ -298,8 +306,21 @@ def build_slack_app(
             return
         text = plain_text(strip_bot_mention(mention.text, context.bot_user_id))
         thread = mention.reply_thread
+        key = thread_key(mention.team, mention.channel, thread)
         try:
-            question = service.make_question(text, channel=mention.channel)
+            if conversations is None:
+                prepared = None
+                question = service.make_question(text, channel=mention.channel)
+            else:
+                prepared = await conversations.prepare(
+                    service,
+                    key,
+                    text,
+                    channel=mention.channel,
+                    read_from=(mention.thread_ts, mention.ts) if mention.thread_ts else None,
+                    bot_user_id=context.bot_user_id,
+                )
+                question = prepared.question
         except EmptyQuestionError:
             await responder.ephemeral(mention.channel, mention.user, messages.USAGE, thread)
             service.record_rejected("mention")
@@ -310,17 +331,71 @@ def build_slack_app(
             return
         try:
             scheduler.submit(
-                responder.answer(
-                    team=mention.team,
-                    channel=mention.channel,
-                    thread_ts=thread,
-                    question=question,
-                    surface="mention",
-                    on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
+                _answer_and_remember(
+                    responder.answer(
+                        team=mention.team,
+                        channel=mention.channel,
+                        thread_ts=thread,
+                        question=question,
+                        surface="mention",
+                        on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
+                    ),
+                    conversations,
+                    key,
+                    prepared,
                 )
             )
         except ShuttingDownError:
             await responder.ephemeral(mention.channel, mention.user, messages.SHUTTING_DOWN, thread)
+
+    @app.event("message")
+    async def on_message(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        """A reply in a thread Confer answered, or a direct message; everything else is ignored."""
+        if conversations is None or not conversations.followups:
+            return
+        message = parse_message(body, context.bot_user_id)
+        if message is None or message.place is None:
+            return
+        surface: Surface
+        if message.place == "dm":
+            thread, surface = message.thread_ts, "dm"
+            key = thread_key(message.team, message.channel, message.thread_ts or "dm")
+        else:
+            thread, surface = message.thread_ts, "followup"
+            key = thread_key(message.team, message.channel, message.thread_ts)
+            if not await conversations.answered(key):
+                return
+        if message.event_id and not await dedupe.first_delivery(message.event_id):
+            metrics.events_deduplicated.inc()
+            return
+        try:
+            prepared = await conversations.prepare(
+                service, key, plain_text(message.text), channel=message.channel
+            )
+        except EmptyQuestionError:
+            service.record_rejected(surface)
+            return
+        except CollectionAccessError as error:
+            await responder.ephemeral(message.channel, message.user, _access_message(error), thread or None)
+            service.record_rejected(surface)
+            return
+        try:
+            scheduler.submit(
+                _answer_and_remember(
+                    responder.answer(
+                        team=message.team,
+                        channel=message.channel,
+                        thread_ts=thread,
+                        question=prepared.question,
+                        surface=surface,
+                    ),
+                    conversations,
+                    key,
+                    prepared,
+                )
+            )
+        except ShuttingDownError:
+            await responder.ephemeral(message.channel, message.user, messages.SHUTTING_DOWN, thread or None)
 
     @app.command(COMMAND)
     async def on_command(ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -366,6 +441,21 @@ def build_slack_app(
         )
 
     return app
+
+
+async def _answer_and_remember(
+    answering: Awaitable[Answer | None],
+    conversations: SlackConversations | None,
+    key: ThreadKey,
+    prepared: Prepared | None,
+) -> None:
+    """Run the question's life in its thread, keeping the turn in the thread's memory (the question
+    first, then its answer)."""
+    if conversations is not None and prepared is not None:
+        await conversations.begin(key, prepared)
+    answer = await answering
+    if conversations is not None and prepared is not None:
+        await conversations.remember(key, prepared, answer)
 
 
 async def _answer_command(

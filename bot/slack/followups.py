@@ -6,6 +6,7 @@ shares...), anything with a ``bot_id``, Confer's own posts and messages that men
 """
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -26,6 +27,11 @@ THREAD_MESSAGES = 50  # conversations.replies reads at most this many messages o
 THREAD_CHARS = 4000  # and keeps at most this many characters of what people wrote
 
 Place = Literal["dm", "thread"]
+_QUESTION_RE = re.compile(
+    r"^\s*(?:how|what|who|when|where|which|why|is|are|was|were|can|could|does|do|did|should|will|would|"
+    r"has|have)\b.*\?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 class ChannelMessage(BaseModel):
@@ -119,8 +125,8 @@ async def read_thread(
         kept.append(text[:max_chars])
         used += len(text)
     kept.reverse()
-    questions = [t for t in kept if t.rstrip().endswith("?")]
-    others = [t for t in kept if not t.rstrip().endswith("?")]
+    questions = [t for t in kept if _QUESTION_RE.match(t)]
+    others = [t for t in kept if not _QUESTION_RE.match(t)]
     return [PriorTurn(question=t) for t in (*others, *questions)]
 
 
@@ -159,6 +165,8 @@ class SlackConversations:
             )
         return await self.conversations.prepare(service, key, text, channel=channel, context=context)
 
+    async def begin(self, key: ThreadKey, prepared: Prepared) -> None:
+        await self.conversations.begin(key, prepared)
+
     async def remember(self, key: ThreadKey, prepared: Prepared, answer: Answer | None) -> None:
-        if answer is not None:
-            await self.conversations.remember(key, prepared, answer)
+        await self.conversations.remember(key, prepared, answer)

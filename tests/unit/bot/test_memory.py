@@ -194,3 +194,26 @@ async def test_memory_postgres_lost_mid_run_raises_memory_unavailable() -> None:
             await memory.remember(key, _turn(2))
     finally:
         await memory.close()
+
+
+async def test_conversations_without_a_reachable_memory_go_on_and_count_it() -> None:
+    from bot.metrics import build_metrics
+    from bot.threads import Conversations
+
+    if not _postgres_answers():
+        pytest.skip(f"no PostgreSQL answers at {POSTGRES_URL}: lost memory not tested")
+    forwarder = _Forwarder()
+    await forwarder.start()
+    url = f"postgresql://postgres@127.0.0.1:{forwarder.port}/test"
+    memory = await build_thread_memory(data_dir=Path("/nonexistent"), database_url=url, ttl_days=30)
+    metrics = build_metrics()
+    conversations = Conversations(memory=memory, metrics=metrics)
+    try:
+        key = _key()
+        await memory.remember(key, _turn(1))
+        assert len(await conversations.history(key)) == 1
+        await forwarder.cut()  # the database is gone from here on
+        assert await conversations.history(key) == []
+        assert metrics.memory_unavailable.labels("read")._value.get() == 1
+    finally:
+        await memory.close()
