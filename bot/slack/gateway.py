@@ -10,6 +10,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.errors import ChatCallError
 from bot.metrics import ConferMetrics
 from retrieval.errors import ConferError
 
@@ -18,13 +19,8 @@ logger = logging.getLogger(__name__)
 MAX_RETRY_AFTER = 60.0
 
 
-class SlackCallError(ConferError):
+class SlackCallError(ChatCallError):
     """A Web API call failed for good (``ok: false``, or still failing after retries)."""
-
-    def __init__(self, *, method: str, error: str) -> None:
-        self.method = method
-        self.error = error
-        super().__init__(f"{method}: {error}")
 
 
 class RateLimitedError(ConferError):
