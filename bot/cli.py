@@ -268,7 +268,7 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
     import json
 
     from bot.errors import DatasetError
-    from bot.evaluation import evaluate, markdown_report, write_plots
+    from bot.evaluation import evaluate, markdown_report, questions_jsonl, write_plots
     from retrieval.errors import CollectionsFileError
 
     if not args.dataset.is_dir():
@@ -287,6 +287,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
             args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
         )
     args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "questions.jsonl").write_text(questions_jsonl(report), encoding="utf-8")
+    report.pop("per_question", None)
     (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.out / "report.md").write_text(markdown_report(report))
     try:
@@ -299,7 +301,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
         sys.stdout.write(json.dumps(summary) + "\n")
     else:
         _console().print(markdown_report(report), markup=False)
-        written = ", ".join(str(p) for p in [args.out / "report.json", args.out / "report.md", *plots])
+        files = [args.out / "report.json", args.out / "report.md", args.out / "questions.jsonl", *plots]
+        written = ", ".join(str(p) for p in files)
         _console().print(f"wrote {written}", markup=False)
     return EXIT_OK
 
@@ -320,7 +323,24 @@ async def _collections(settings: "ConferSettings", config: "CollectionsConfig") 
             out.print(Text.assemble((collection.name, "bold"), f"  {collection.title} — {counts}"))
     finally:
         await backend.close()
+    _print_policy(config, out)
     return EXIT_OK
+
+
+def _print_policy(config: "CollectionsConfig", out: "Console") -> None:
+    """The channel policy as it applies (``bot.access``), every other place last."""
+    from rich.text import Text
+
+    from bot.access import effective_policy
+
+    out.print(Text("\nWho may search what (the channels section):", style="bold"))
+    for rule in effective_policy(config):
+        place = "every other place (unlisted channels, DMs)" if rule.place == "*" else rule.place
+        if not config.channels:
+            place = "everywhere (no channels section)"
+        allowed = ", ".join(rule.allow) if rule.allow else "nothing: Confer refuses to answer there"
+        default = f"; default {', '.join(rule.default)}" if rule.default else ""
+        out.print(Text(f"  {place}: {allowed}{default}"))
 
 
 def _ask(

@@ -17,7 +17,7 @@ from bot.errors import ChatCallError
 from bot.progress import Phase, Row, StatusSink, StatusState, StatusWriter
 from bot.scheduler import QuestionScheduler
 from bot.service import QuestionTimeoutError, ResearchService, Surface
-from graph.events import BranchFinished, PlanReady, ProgressEvent
+from graph.events import BranchFinished, FollowUp, PlanReady, ProgressEvent
 from graph.models import Answer, Question
 
 logger = logging.getLogger(__name__)
@@ -55,9 +55,15 @@ def _progress(writer: StatusWriter) -> Callable[[ProgressEvent], Awaitable[None]
     async def on_event(event: ProgressEvent) -> None:
         if isinstance(event, PlanReady) and event.collections:
             writer.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
+        elif isinstance(event, FollowUp):
+            writer.update(lambda s: s.follow_ups.update({target: Row() for target in event.targets}))
         elif isinstance(event, BranchFinished):
             row = Row(status=event.status, sources=event.sources, seconds=event.seconds, reason=event.reason)
-            writer.update(lambda s: s.rows.__setitem__(event.collection, row))
+            if event.round > 1:
+                target = (event.entity, event.collection)
+                writer.update(lambda s: s.follow_ups.__setitem__(target, row))
+            else:
+                writer.update(lambda s: s.rows.__setitem__(event.collection, row))
 
     return on_event
 

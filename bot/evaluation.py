@@ -22,7 +22,7 @@ from bot.render import plain_answer
 from bot.service import ResearchService
 from bot.settings import ConferSettings
 from graph.citations import is_supported
-from graph.models import Answer
+from graph.models import Answer, ResearchRound
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig, load_collections
 from retrieval.ingest.pipeline import index_collection
@@ -55,6 +55,7 @@ class QuestionResult:
     mode: str
     seconds: float
     branch_seconds: list[float] = field(default_factory=list)
+    rounds: list[ResearchRound] = field(default_factory=list)
 
 
 def load_questions(dataset: Path, split: str) -> list[EvalQuestion]:
@@ -178,6 +179,7 @@ def summarize(results: Sequence[QuestionResult], *, baseline: bool, with_model: 
         }
     )
     branch = [s for r in results for s in r.branch_seconds]
+    metrics["rounds_per_question"] = _mean([float(len(r.rounds)) for r in results])
     metrics["branch_p50_seconds"] = round(_percentile(branch, 0.5) or 0.0, 4) if branch else None
     metrics["branch_p95_seconds"] = round(_percentile(branch, 0.95) or 0.0, 4) if branch else None
     if with_model:
@@ -274,7 +276,15 @@ async def _run(
                     question=item,
                     ranked=[p.id for p in answer.retrieved],
                     baseline_ranked=[p.id for p in baseline],
-                    chosen=[o.name for o in answer.outcomes],
+                    # every collection searched, in any round
+                    chosen=list(
+                        dict.fromkeys(
+                            [
+                                *(o.name for o in answer.outcomes),
+                                *(c for r in answer.rounds for c in r.collections),
+                            ]
+                        )
+                    ),
                     cited=cited,
                     citation_valid=valid,
                     sentences=total,
@@ -283,6 +293,7 @@ async def _run(
                     mode=answer.mode,
                     seconds=seconds,
                     branch_seconds=[o.seconds for o in answer.outcomes],
+                    rounds=list(answer.rounds),
                 )
             )
             if progress is not None:
@@ -324,8 +335,52 @@ def _report(
             "answer_modes": dict(Counter(r.mode for r in results)),
             "latencies": [round(r.seconds, 4) for r in results],
             "branch_latencies": [round(s, 4) for r in results for s in r.branch_seconds],
+            "rounds": _round_stats(results),
+        },
+        "per_question": [_question_details(r) for r in results],
+    }
+
+
+def _round_stats(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """How many questions took how many rounds, and each round's wall-clock latency."""
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for result in results:
+        for number, research_round in enumerate(result.rounds, 1):
+            seconds[number].append(research_round.seconds)
+    return {
+        "questions_by_rounds": {
+            str(n): c for n, c in sorted(Counter(len(r.rounds) for r in results).items())
+        },
+        "latency_by_round": {
+            str(n): {
+                "questions": len(values),
+                "p50_seconds": round(_percentile(values, 0.5) or 0.0, 4),
+                "p95_seconds": round(_percentile(values, 0.95) or 0.0, 4),
+            }
+            for n, values in sorted(seconds.items())
         },
     }
+
+
+def _question_details(result: QuestionResult) -> dict[str, Any]:
+    """One line of ``questions.jsonl``: enough to study a miss."""
+    return {
+        "id": result.question.id,
+        "question": result.question.question,
+        "type": result.question.type,
+        "gold_ids": list(result.question.gold_ids),
+        "gold_collections": list(result.question.gold_collections),
+        "retrieved": result.ranked,
+        "baseline_retrieved": result.baseline_ranked,
+        "collections": result.chosen,
+        "rounds": [r.model_dump() for r in result.rounds],
+        "seconds": round(result.seconds, 4),
+    }
+
+
+def questions_jsonl(report: dict[str, Any]) -> str:
+    """``questions.jsonl``: the per-question details of a report, one JSON object a line."""
+    return "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in report.get("per_question", []))
 
 
 def markdown_report(report: dict[str, Any]) -> str:
@@ -366,6 +421,18 @@ def markdown_report(report: dict[str, Any]) -> str:
             f"{pct(m['gold_cited'])} | {pct(m['citation_validity'])} | {pct(m['supported_sentences'])} | "
             f"{pct(m['answer_contains'])} | {m['p50_seconds']} | {m['p95_seconds']} |"
         )
+    stats = details.get("rounds")
+    if stats:
+        by_rounds = ", ".join(f"{n}: {c}" for n, c in stats["questions_by_rounds"].items())
+        per_round = "; ".join(
+            f"round {n}: p50 {1000 * v['p50_seconds']:.0f} ms, p95 {1000 * v['p95_seconds']:.0f} ms"
+            for n, v in stats["latency_by_round"].items()
+        )
+        lines += [
+            "",
+            f"Research rounds per question: {report['overall'].get('rounds_per_question')} on average "
+            f"(questions by rounds taken: {by_rounds}). Latency per round: {per_round}.",
+        ]
     if "f1" in report["overall"]:
         lines += [
             "",

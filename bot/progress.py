@@ -39,6 +39,7 @@ class StatusState:
     phase: Phase = "starting"
     queue_position: int = 0
     rows: dict[str, Row] = field(default_factory=dict)
+    follow_ups: dict[tuple[str, str], Row] = field(default_factory=dict)  # (entity, collection)
     summary: str = ""
 
 

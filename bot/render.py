@@ -90,6 +90,7 @@ def answer_json(answer: Answer, config: CollectionsConfig, seconds: float) -> di
             {"name": o.name, "status": o.status, "sources": o.sources, "seconds": o.seconds}
             for o in answer.outcomes
         ],
+        "rounds": [{"collections": list(r.collections), "queries": list(r.queries)} for r in answer.rounds],
         "seconds": round(seconds, 4),
     }
 

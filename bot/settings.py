@@ -36,6 +36,7 @@ class ConferSettings(BaseSettings):
     collections_path: Path = Field(Path("collections.yaml"), validation_alias=_env("CONFER_COLLECTIONS"))
     data_dir: Path = Field(Path(".confer"), validation_alias=_env("CONFER_DATA_DIR"))
     max_fanout: int = Field(8, ge=1, le=64, validation_alias=_env("CONFER_MAX_FANOUT"))
+    max_rounds: int = Field(2, ge=1, le=5, validation_alias=_env("CONFER_MAX_ROUNDS"))
     top_k: int = Field(8, ge=1, le=100, validation_alias=_env("CONFER_TOP_K"))
     branch_timeout: float = Field(20.0, gt=0, le=600, validation_alias=_env("CONFER_BRANCH_TIMEOUT_SECONDS"))
     question_timeout: float = Field(

@@ -20,6 +20,7 @@ from graph.models import (
     Plan,
 )
 from graph.prompts import SYNTHESIS_PROMPT, quote_untrusted
+from graph.reflect import is_about
 from graph.schemas import AnswerOutput
 from retrieval.passages import Passage
 from retrieval.text import stems
@@ -31,7 +32,54 @@ RELEVANCE_FLOOR = 0.35
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
-    """Everything the branches retrieved, as one ranking, each passage once.
+    """Everything every round retrieved, as one ranking, each passage once.
+
+    The first round's passages are ranked as in ``_merge_round``. A follow-up round's passage
+    about the entity it looked for comes right after the passage that named that entity (the
+    two hops of a bridge question belong together); the follow-ups' other passages come last.
+    """
+    first = _merge_round([f for f in findings if f.round <= 1])
+    later = [f for f in findings if f.round > 1 and f.status == "ok" and f.passages]
+    if not later:
+        return first
+    anchored: dict[str, Passage] = {}
+    for finding in later:  # in the order reflect wrote them: best lead first
+        about = next((p for p in finding.passages if is_about(p, finding.entity)), None)
+        if about is None:
+            continue
+        origin = finding.origin if any(p.id == finding.origin for p in first) else ""
+        origin = origin or (first[0].id if first else "")
+        anchored.setdefault(origin, about)
+    if len(first) > 1 and first[0].id in anchored and _linked(first[0], first[1]):
+        # The first two already belong together (one names the other): keep them first.
+        anchored[first[1].id] = anchored.pop(first[0].id)
+    ranked: dict[str, Passage] = {}
+    for passage in first:
+        ranked.setdefault(passage.id, passage)
+        follower = anchored.get(passage.id)
+        if follower is not None:
+            ranked.setdefault(follower.id, follower)
+    for passage in anchored.values():
+        ranked.setdefault(passage.id, passage)
+    rest = sorted((p for f in later for p in f.passages), key=lambda p: (-p.score, p.id))
+    for passage in rest:
+        ranked.setdefault(passage.id, passage)
+    return tuple(ranked.values())
+
+
+def _linked(a: Passage, b: Passage) -> bool:
+    """Whether either passage names the other's subject (its title, without a parenthesis)."""
+
+    def subject(p: Passage) -> str:
+        return p.title.split(" (", 1)[0].split(",", 1)[0].strip().lower()
+
+    return (bool(subject(b)) and subject(b) in a.text.lower()) or (
+        bool(subject(a)) and subject(a) in b.text.lower()
+    )
+
+
+def _merge_round(findings: Sequence[Finding]) -> tuple[Passage, ...]:
+    """One round's passages as one ranking, each passage once.
 
     Ranked by raw retrieval score, not rank position: the evidence for a question often sits in
     one collection, and rank fusion would push it out with every other collection's top hit. For a

@@ -1,4 +1,5 @@
-"""The collections file: which collections exist, where their sources are, who may search what."""
+"""The collections file: which collections exist, where their sources are, and its ``channels:``
+section as written (``bot.access`` decides what it means for a place)."""
 
 import glob
 import re
@@ -40,7 +41,7 @@ class Collection(BaseModel):
 
 
 class ChannelPolicy(BaseModel):
-    """What may be searched in one channel, and what is searched when nobody says."""
+    """One entry of ``channels:``: what may be searched there, and what is searched when nobody says."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -62,14 +63,6 @@ class CollectionsConfig(BaseModel):
 
     def get(self, name: str) -> Collection | None:
         return next((c for c in self.collections if c.name == name), None)
-
-    def policy_for(self, channel: str | None) -> ChannelPolicy:
-        """The channel's own policy, else the ``"*"`` policy, else everything is allowed."""
-        if channel is not None and channel in self.channels:
-            return self.channels[channel]
-        if ANY_CHANNEL in self.channels:
-            return self.channels[ANY_CHANNEL]
-        return ChannelPolicy(allow=self.names)
 
 
 def load_collections(path: Path) -> CollectionsConfig:

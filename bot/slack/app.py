@@ -11,6 +11,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
+from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
 from bot.conversation import answer_in_thread
 from bot.metrics import ConferMetrics
 from bot.render import collection_title
@@ -172,9 +173,7 @@ def build_slack_app(
             service.record_rejected("mention")
             return
         except CollectionAccessError as error:
-            await responder.ephemeral(
-                mention.channel, mention.user, messages.collection_access(error), thread
-            )
+            await responder.ephemeral(mention.channel, mention.user, _access_message(error), thread)
             service.record_rejected("mention")
             return
         try:
@@ -211,7 +210,7 @@ def build_slack_app(
             return
         except CollectionAccessError as error:
             service.record_rejected("command")
-            await ack(response_type="ephemeral", text=messages.collection_access(error))
+            await ack(response_type="ephemeral", text=_access_message(error))
             return
         if not scheduler.accepting:
             await ack(response_type="ephemeral", text=messages.SHUTTING_DOWN)
@@ -248,11 +247,23 @@ async def _answer_command(
     )
 
 
+_CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
+
+
+def _access_message(error: CollectionAccessError) -> str:
+    """Where Confer may not be used, the channels where it may (as Slack channel links, which show
+    their names and notify nobody); otherwise which collections this channel may search."""
+    if isinstance(error, PlaceDeniedError):
+        return messages.place_denied([f"<#{p}>" for p in error.places if _CHANNEL_ID.match(p)])
+    return messages.collection_access(error)
+
+
 def _collections_list(service: ResearchService, channel: str) -> str:
     config = service.config
-    allowed = config.policy_for(channel).allow
+    if policy_for(config, channel) is None:
+        return _access_message(PlaceDeniedError(places=listed_places(config)))
     entries = []
-    for name in allowed:
+    for name in allowed_collections(config, channel):
         collection = config.get(name)
         if collection is not None:
             entries.append(

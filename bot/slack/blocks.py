@@ -4,8 +4,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot import messages
-from bot.messages import partial_note
-from bot.progress import FINAL_PHASES, StatusState
+from bot.messages import following_up, partial_note
+from bot.progress import FINAL_PHASES, Row, StatusState
 from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text
 from bot.slack.mrkdwn import neutralize, safe_link
 from graph.models import Answer
@@ -29,13 +29,19 @@ def status_text(state: StatusState, config: CollectionsConfig) -> str:
         return messages.STATUS_READING
     lines = [messages.status_researching(len(state.rows))]
     for name, row in state.rows.items():
-        title = neutralize(collection_title(config, name))
-        if row.status is None:
-            lines.append(f"• {title}: {messages.STATUS_SEARCHING}")
-            continue
-        label = messages.status_row(row.status, row.sources, row.reason)
-        lines.append(f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)")
+        lines.append(_row_line(neutralize(collection_title(config, name)), row))
+    for (entity, name), row in state.follow_ups.items():
+        # The entity comes from document text: neutralized like everything else written to Slack.
+        label = following_up(neutralize(entity), neutralize(collection_title(config, name)))
+        lines.append(_row_line(label, row))
     return "\n".join(lines)
+
+
+def _row_line(title: str, row: Row) -> str:
+    if row.status is None:
+        return f"• {title}: {messages.STATUS_SEARCHING}"
+    label = messages.status_row(row.status, row.sources, row.reason)
+    return f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)"
 
 
 def _split(text: str, limit: int) -> list[str]:

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from bot import messages
-from bot.progress import FINAL_PHASES, StatusState
+from bot.progress import FINAL_PHASES, Row, StatusState
 from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text
 from bot.teams.markup import neutralize, safe_link
 from graph.models import Answer
@@ -51,13 +51,18 @@ def status_lines(state: StatusState, config: CollectionsConfig) -> list[str]:
         return [messages.STATUS_READING]
     lines = [messages.status_researching(len(state.rows))]
     for name, row in state.rows.items():
-        title = neutralize(collection_title(config, name))
-        if row.status is None:
-            lines.append(f"🔄 {title}: {messages.STATUS_SEARCHING}")
-        else:
-            label = messages.status_row(row.status, row.sources, row.reason)
-            lines.append(f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)")
+        lines.append(_row_line(neutralize(collection_title(config, name)), row))
+    for (entity, name), row in state.follow_ups.items():  # the entity comes from document text
+        label = messages.following_up(neutralize(entity), neutralize(collection_title(config, name)))
+        lines.append(_row_line(label, row))
     return lines
+
+
+def _row_line(title: str, row: Row) -> str:
+    if row.status is None:
+        return f"🔄 {title}: {messages.STATUS_SEARCHING}"
+    label = messages.status_row(row.status, row.sources, row.reason)
+    return f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)"
 
 
 def status_card(state: StatusState, config: CollectionsConfig) -> Card:

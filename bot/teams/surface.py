@@ -22,6 +22,7 @@ from microsoft_agents.hosting.core.authorization import (
 )
 
 from bot import messages
+from bot.access import allowed_collections, policy_for
 from bot.conversation import answer_in_thread
 from bot.errors import ChatCallError, EmptyQuestionError
 from bot.metrics import ConferMetrics
@@ -210,8 +211,10 @@ class TeamsSurface:
 
     def _collections_list(self, place: str) -> str:
         config = self.service.config
+        if policy_for(config, place) is None:
+            return messages.place_denied(())
         entries = []
-        for name in config.policy_for(place).allow:
+        for name in allowed_collections(config, place):
             collection = config.get(name)
             if collection is not None:
                 entries.append(

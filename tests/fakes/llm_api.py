@@ -2,7 +2,7 @@
 
 By default it behaves like a faithful model: it plans from the question, drafts claims that quote
 the numbered passages it was given, and writes an answer from the claims with their [n] markers.
-Tests script anything else per stage (plan, draft, synthesis): a reply, a delay, 429 with
+Tests script anything else per stage (plan, draft, reflect, synthesis): a reply, a delay, 429 with
 Retry-After, 5xx, 4xx, malformed JSON.
 """
 
@@ -20,7 +20,7 @@ from aiohttp import web
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 
-Stage = str  # "plan" | "draft" | "synthesis"
+Stage = str  # "plan" | "draft" | "reflect" | "synthesis"
 
 
 @dataclass
@@ -37,6 +37,8 @@ def stage_of(system: str) -> Stage:
         return "plan"
     if system.startswith("You extract"):
         return "draft"
+    if system.startswith("You direct follow-up"):
+        return "reflect"
     return "synthesis"
 
 
@@ -76,9 +78,15 @@ def faithful_answer(user: str) -> str:
     return json.dumps({"answer": " ".join(sentences)})
 
 
+def faithful_reflect(user: str) -> str:
+    """Nothing missing: tests script follow-ups when they want some."""
+    return json.dumps({"follow_ups": []})
+
+
 _DEFAULTS: dict[Stage, Callable[[str], str]] = {
     "plan": faithful_plan,
     "draft": faithful_draft,
+    "reflect": faithful_reflect,
     "synthesis": faithful_answer,
 }
 

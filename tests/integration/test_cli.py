@@ -65,6 +65,19 @@ def test_collections_lists_counts(kb: Path, capsys: pytest.CaptureFixture[str]) 
     assert "people  People policies — 9 documents" in capsys.readouterr().out
 
 
+def test_collections_shows_the_effective_channel_policy(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["collections"])
+    assert (
+        "everywhere (no channels section): engineering, security, people, product" in capsys.readouterr().out
+    )
+    with (kb / "collections.yaml").open("a") as file:
+        file.write("channels:\n  C0123ABCD: {allow: [engineering, security], default: [engineering]}\n")
+    assert main(["collections"]) == 0
+    out = capsys.readouterr().out
+    assert "C0123ABCD: engineering, security; default engineering" in out
+    assert "every other place (unlisted channels, DMs): nothing: Confer refuses to answer there" in out
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

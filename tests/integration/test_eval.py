@@ -20,6 +20,11 @@ PARAGRAPHS = {
             "Terrence Richardson (born August 14, 1965) is an American fashion photographer.",
         ),
         ("p3", "Ed Wood", "Edward Davis Wood Jr. was an American filmmaker, actor and author."),
+        (
+            "p4",
+            "Adriana Trigiani",
+            "Adriana Trigiani is a best-selling novelist and filmmaker from Virginia.",
+        ),
     ],
     "film_tv": [
         (
@@ -60,6 +65,14 @@ QUESTIONS = [
         "gold_ids": ["f1"],
         "gold_collections": ["film_tv"],
     },
+    {
+        "id": "q4",
+        "question": "Which state is the director of the romantic comedy Big Stone Gap from?",
+        "answer": "Virginia",
+        "type": "bridge",
+        "gold_ids": ["f3", "p4"],
+        "gold_collections": ["film_tv", "people"],
+    },
 ]
 
 
@@ -86,7 +99,7 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     assert main(["eval", str(dataset), "--json", "--out", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert set(report) == {"overall", "by_type", "baseline", "questions"}
-    assert report["questions"] == 3 and set(report["by_type"]) == {"bridge", "comparison"}
+    assert report["questions"] == 4 and set(report["by_type"]) == {"bridge", "comparison"}
     fields = {
         "recall_at_2",
         "recall_at_5",
@@ -108,8 +121,28 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     assert comparison["recall_at_2"] == 1.0  # both people found by their own sub-queries
     assert report["baseline"]["overall"]["routing_recall"] is None
     assert 0 <= report["baseline"]["overall"]["recall_at_5"] <= 1
-    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "recall.png", "latency.png"}
+    assert {p.name for p in out.iterdir()} == {
+        "report.json",
+        "report.md",
+        "questions.jsonl",
+        "recall.png",
+        "latency.png",
+    }
     assert "one-index baseline" in (out / "report.md").read_text()
+    assert "Research rounds per question" in (out / "report.md").read_text()
+    details = {
+        line["id"]: line for line in map(json.loads, (out / "questions.jsonl").read_text().splitlines())
+    }
+    assert set(details) == {"q1", "q2", "q3", "q4"}
+    # The director is named only inside the film's paragraph: a second round finds her.
+    bridge = details["q4"]
+    assert bridge["retrieved"][:2] == ["f3", "p4"]
+    assert len(bridge["rounds"]) == 2
+    assert bridge["rounds"][1]["entities"] == ["Adriana Trigiani"]
+    assert bridge["rounds"][1]["collections"] == ["people"]
+    assert bridge["gold_ids"] == ["f3", "p4"] and bridge["type"] == "bridge"
+    stats = json.loads((out / "report.json").read_text())["details"]["rounds"]
+    assert stats["latency_by_round"]["2"]["questions"] >= 1
 
 
 def test_eval_of_a_missing_split_is_bad_input(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:

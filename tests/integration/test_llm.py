@@ -16,7 +16,7 @@ from graph.context import ResearchLimits
 from graph.models import Answer
 from graph.openai_model import build_chat_model
 from retrieval.backends import SearchBackend
-from retrieval.collections import CollectionsConfig
+from retrieval.collections import ChannelPolicy, CollectionsConfig
 from tests.fakes.backends import FaultyBackend
 from tests.fakes.llm_api import FakeLLM, Reply
 from tests.integration.conftest import index_samples
@@ -105,7 +105,8 @@ async def test_comparative_question_gets_a_verified_model_written_answer(
     draft = next(r for r in llm.requests if r["messages"][0]["content"].startswith("You extract"))
     assert "untrusted data" in draft["messages"][0]["content"]
     assert '<passage n="1"' in draft["messages"][1]["content"]
-    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 4
+    assert llm.stages().count("reflect") == 1  # the faithful fake finds nothing missing: one round
+    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 5
     assert _metric(service, "confer_llm_tokens_total", {"kind": "prompt"}) > 0
 
 
@@ -196,7 +197,7 @@ async def test_invalid_plan_falls_back_to_the_heuristic_plan_and_never_leaves_th
 ) -> None:
     llm.script("plan", Reply(content=json.dumps({"kind": "factual", "collections": [{"name": "secret-hr"}]})))
     spy = FaultyBackend(indexed)
-    policy = sample_config.policy_for(None).model_copy(update={"allow": ("people", "product")})
+    policy = ChannelPolicy(allow=("people", "product"))
     config = sample_config.model_copy(update={"channels": {"C1": policy}})
     service = _service(config, spy, llm)
     answer = await service.answer(
@@ -226,7 +227,7 @@ async def test_instructions_inside_documents_change_nothing(
         "Gym membership is covered up to 40 euros per month [1]."
     }
     llm.script("synthesis", Reply(content=json.dumps(obeying)))
-    policy = sample_config.policy_for(None).model_copy(update={"allow": ("people",)})
+    policy = ChannelPolicy(allow=("people",))
     service = _service(sample_config.model_copy(update={"channels": {"C1": policy}}), backend, llm)
     answer = await service.answer(
         service.make_question("What does the gym benefit cover?", channel="C1"), surface="cli"

@@ -14,6 +14,7 @@ from aiohttp import ClientSession
 
 from bot.serve import SlackServer, build_server
 from bot.settings import SettingsError, load_settings
+from retrieval.collections import ChannelPolicy
 from tests.fakes.backends import FaultyBackend
 from tests.fakes.bot_connector import USER_ID, ConnectorCall, FakeBotConnector
 from tests.integration.conftest import index_samples
@@ -156,7 +157,7 @@ async def test_a_forbidden_collection_gets_a_private_error_and_nothing_is_search
     teams: TeamsHarness,
 ) -> None:
     service = teams.server.service
-    policy = service.config.policy_for(None).model_copy(update={"allow": ("people",)})
+    policy = ChannelPolicy(allow=("people",))
     service.config = service.config.model_copy(update={"channels": {CHANNEL: policy}})
     await teams.post(teams.connector.message("in:security what is the password policy?"))
     await teams.connector.wait_for(lambda: bool(teams.connector.ok("send")))
