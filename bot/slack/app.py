@@ -13,12 +13,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
 from bot.conversation import answer_in_thread
+from bot.dedupe import EventDeduplicator
 from bot.metrics import ConferMetrics
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
 from bot.service import EmptyQuestionError, ResearchService, Surface
 from bot.settings import SettingsError
-from bot.slack.dedupe import EventDeduplicator
 from bot.slack.gateway import SlackCallError, SlackGateway
 from bot.slack.mrkdwn import neutralize
 from bot.slack.payloads import (

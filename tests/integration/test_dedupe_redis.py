@@ -8,7 +8,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.slack.dedupe import RedisDeduplicator, build_deduplicator
+from bot.dedupe import RedisDeduplicator, build_deduplicator
 
 REDIS_URL = os.environ.get("CONFER_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 

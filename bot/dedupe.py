@@ -1,4 +1,5 @@
-"""Exactly-once handling of Slack's redeliveries: remember each ``event_id`` for a while."""
+"""Exactly-once handling of redeliveries on every platform: remember each event id (Slack's
+``event_id``, a Teams activity id) for a while, in process or in Redis across replicas."""
 
 import logging
 import time
