@@ -132,6 +132,13 @@ COMMAND_USAGE = (
     "• `/ask in:security,engineering Who approves production access?` searches only those.\n"
     "• `/ask list` shows the collections of this channel; `/ask help` shows this."
 )
+ANSWERING_PRIVATELY = (
+    "I can't post in this conversation, so I'm answering here, visible only to you. "
+    "For answers in a thread everyone can see, invite me to a channel (`/invite @Confer`) and ask there."
+)
+NOT_POSTED = (
+    "I could not post in this thread, so your question was not answered. Please try again in a minute."
+)
 SHUTTING_DOWN = "I'm restarting right now. Please ask again in a minute."
 
 

@@ -30,6 +30,10 @@ class ConferMetrics:
     ready: Gauge
     teams_api_calls: Counter
     teams_rate_limited: Counter
+    slack_requests_rejected: Counter
+    questions_undelivered: Counter
+    dedupe_entries: Gauge
+    dedupe_evictions: Counter
 
 
 class MetricsLLMObserver:
@@ -147,6 +151,28 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             "confer_teams_rate_limited",
             "Teams 429 answers by method.",
             ["method"],
+            registry=registry,
+        ),
+        slack_requests_rejected=Counter(
+            "confer_slack_requests_rejected",
+            "Requests to /slack/events refused before Bolt: bad signature (401), unparsable (400).",
+            ["reason"],
+            registry=registry,
+        ),
+        questions_undelivered=Counter(
+            "confer_questions_undelivered",
+            "Questions whose thread could not be posted in the channel, by how the asker was told instead.",
+            ["surface", "told"],
+            registry=registry,
+        ),
+        dedupe_entries=Gauge(
+            "confer_dedupe_entries",
+            "Delivery ids the in-process deduplicator remembers now.",
+            registry=registry,
+        ),
+        dedupe_evictions=Counter(
+            "confer_dedupe_evictions",
+            "Delivery ids the in-process deduplicator forgot before their TTL because it was full.",
             registry=registry,
         ),
     )

@@ -79,6 +79,9 @@ class ConferServer:
             metrics=self.metrics,
             ready=self.ready,
             teams=self.teams.handle if self.teams is not None else None,
+            slack_signing_secret=(
+                settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+            ),
         )
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()

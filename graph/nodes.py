@@ -33,6 +33,7 @@ from graph.reflect import (
     ReflectOutput,
     heuristic_leads,
     is_about,
+    keep_second,
     reflect_message,
     validate_proposals,
 )
@@ -45,6 +46,7 @@ from retrieval.passages import Passage
 logger = logging.getLogger(__name__)
 
 DIRECT_KINDS = ("greeting", "thanks", "help")
+ROUTES_PER_LEAD = 2
 
 
 async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, object]:
@@ -253,16 +255,20 @@ def follow_up_collections(question: Question, plan_: Plan, context: GraphContext
 async def _route_leads(
     context: GraphContext, leads: Sequence[Lead], candidates: tuple[str, ...]
 ) -> list[tuple[Lead, str]]:
-    """Route each lead to the allowed collection where its query matches best (one probe each)."""
+    """Route each lead to the allowed collections where its query matches best (one probe each)."""
     collections = [context.collections[n] for n in candidates]
     if len(collections) == 1:
         return [(lead, collections[0].name) for lead in leads]
     scores = await asyncio.gather(*(context.backend.probe(collections, lead.query) for lead in leads))
     routed = []
     for lead, found in zip(leads, scores, strict=True):
-        best = max((n for n in found if n in candidates), key=lambda n: found[n], default=None)
-        if best is not None:
-            routed.append((lead, best))
+        # A name scores high where it is mentioned as well as where it is the subject: the two
+        # best collections within the routing ratio of the best.
+        ranked = sorted((n for n in found if n in candidates), key=lambda n: -found[n])
+        best = found[ranked[0]] if ranked else 0.0
+        routed += [
+            (lead, n) for n in ranked[:ROUTES_PER_LEAD] if found[n] >= context.limits.routing_ratio * best
+        ]
     return routed
 
 
@@ -329,13 +335,19 @@ async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[
             context, context.llm, question, current, candidates, ranked[0].id, runtime
         )
     if routed is None:
-        leads = heuristic_leads(question, plan_.kind, plan_.sides, ranked, context.limits.follow_ups)
+        covered = [
+            *(t.focus for t in plan_.tasks if t.focus),
+            *(f"{c.name.replace('_', ' ')} {c.title}" for c in context.collections.values()),
+        ]
+        leads = heuristic_leads(question, plan_.kind, plan_.sides, ranked, context.limits.follow_ups, covered)
         asked = {(t.entity.lower(), t.collection) for t in plan_.tasks}
         try:
             routed = await _route_leads(context, leads, candidates)
         except RetrievalError:
             return update  # routing failed: answer with what the first rounds found
         routed = [(lead, c) for lead, c in routed if (lead.entity.lower(), c) not in asked]
+    kept = keep_second(question, plan_.sides, ranked, [lead for lead, _ in routed])
+    routed = [(lead, collection) for lead, (_, collection) in zip(kept, routed, strict=True)]
     searched = {(f.entity.lower(), f.collection) for f in findings if f.entity}
     follow_ups = tuple(
         ResearchTask(

@@ -15,7 +15,7 @@ one, the model proposes the follow-ups from the verified claims and the heuristi
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, Field
 
@@ -108,7 +108,10 @@ def is_about(passage: Passage, entity: str) -> bool:
     if not wanted or not title:
         return False
     shared = len(wanted & title)
-    return shared / len(wanted) >= 0.99 or shared / len(title) >= 0.99
+    # One names the other ("Big Stone Gap" and "Big Stone Gap (film)"), and not as a small part
+    # of a longer name ("Shanghai" is not what "Sichuan–Shanghai gas pipeline" is about).
+    nested = shared == len(wanted) or shared == len(title)
+    return nested and shared / max(len(wanted), len(title)) >= 0.5
 
 
 def question_entities(text: str, sides: Sequence[str]) -> list[str]:
@@ -122,13 +125,20 @@ def question_entities(text: str, sides: Sequence[str]) -> list[str]:
 
 
 def missing_entities(
-    question: Question, sides: Sequence[str], ranked: Sequence[Passage], limit: int
+    question: Question,
+    sides: Sequence[str],
+    ranked: Sequence[Passage],
+    limit: int,
+    covered: Sequence[str] = (),
 ) -> list[Lead]:
-    """Entities the question names that no top passage is about."""
+    """Entities the question names that no top passage is about. ``covered``: names already
+    researched on their own (a comparison side a collection stands for, a collection's name)."""
     top = list(ranked[:COVERED_RANKS])
+    done = [stems(c) for c in covered if terms(c)]
     leads = []
     for entity in question_entities(question.text, sides):
-        if len(stems(entity)) == 0 or any(is_about(p, entity) for p in top):
+        wanted = stems(entity)
+        if not wanted or any(is_about(p, entity) for p in top) or any(wanted <= d for d in done):
             continue
         if entity not in sides and len(stems(entity)) < 2:
             continue  # "Kansas" in "which city in Kansas" locates; it is not what is asked about
@@ -169,14 +179,33 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
     return sorted(scored.values(), key=lambda lead: (-lead.score, lead.entity))[:limit]
 
 
+def keep_second(
+    question: Question, sides: Sequence[str], ranked: Sequence[Passage], leads: list[Lead]
+) -> list[Lead]:
+    """Leads named by the best passage wait behind the second when that one is about something
+    else the question names: the question already vouches for it."""
+    if len(ranked) < 2:
+        return leads
+    named = question_entities(question.text, sides)
+    if not any(is_about(ranked[1], e) and not is_about(ranked[0], e) for e in named):
+        return leads
+    first, second = ranked[0].id, ranked[1].id
+    return [replace(lead, origin=second) if lead.origin == first else lead for lead in leads]
+
+
 def heuristic_leads(
-    question: Question, kind: str, sides: Sequence[str], ranked: Sequence[Passage], limit: int
+    question: Question,
+    kind: str,
+    sides: Sequence[str],
+    ranked: Sequence[Passage],
+    limit: int,
+    covered: Sequence[str] = (),
 ) -> list[Lead]:
     """The follow-ups a round's evidence suggests, without a model. For a comparison only sides
     without evidence are followed up (its ranking already puts each side's best passage first)."""
     if not ranked or limit <= 0:
         return []
-    missing = missing_entities(question, sides, ranked, limit)
+    missing = missing_entities(question, sides, ranked, limit, covered)
     if kind == "comparative":
         return missing
     bridges = bridge_entities(question, ranked, limit)

@@ -2,6 +2,7 @@
 
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,12 +18,15 @@ from bot.dedupe import EventDeduplicator
 from bot.metrics import ConferMetrics
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
-from bot.service import EmptyQuestionError, ResearchService, Surface
+from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService, Surface
 from bot.settings import SettingsError
-from bot.slack.gateway import SlackCallError, SlackGateway
+from bot.slack.blocks import answer_message
+from bot.slack.gateway import ResponseUrlError, SlackCallError, SlackGateway, respond
 from bot.slack.mrkdwn import neutralize
 from bot.slack.payloads import (
+    Mention,
     PayloadError,
+    SlashCommand,
     is_user_id,
     parse_command,
     parse_mention,
@@ -50,7 +54,7 @@ class SlackResponder:
     async def post(self, channel: str, thread_ts: str | None, text: str, **extra: Any) -> dict[str, Any]:
         return await post_message(self.gateway, channel, thread_ts, text, **extra)
 
-    async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
+    async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> bool:
         params: dict[str, Any] = {"channel": channel, "user": user, "text": text}
         if thread_ts:
             params["thread_ts"] = thread_ts
@@ -58,11 +62,21 @@ class SlackResponder:
             await self.gateway.call("chat.postEphemeral", **params)
         except SlackCallError:
             logger.warning("could not send an ephemeral message")
+            return False
+        return True
 
     async def answer(
-        self, *, team: str, channel: str, thread_ts: str, question: Question, surface: Surface
+        self,
+        *,
+        team: str,
+        channel: str,
+        thread_ts: str,
+        question: Question,
+        surface: Surface,
+        on_undelivered: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        """The chat core runs the question's life; Slack only supplies the thread."""
+        """The chat core runs the question's life; Slack only supplies the thread.
+        ``on_undelivered`` tells the asker another way when nothing reached the thread."""
         thread = SlackThread(
             gateway=self.gateway, config=self.service.config, team=team, channel=channel, thread_ts=thread_ts
         )
@@ -73,6 +87,7 @@ class SlackResponder:
             question=question,
             surface=surface,
             status_interval=self.status_interval,
+            on_undelivered=on_undelivered,
         )
 
 
@@ -184,6 +199,7 @@ def build_slack_app(
                     thread_ts=thread,
                     question=question,
                     surface="mention",
+                    on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
                 )
             )
         except ShuttingDownError:
@@ -195,6 +211,10 @@ def build_slack_app(
             command = parse_command(body)
         except PayloadError:
             await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
+            return
+        if command.trigger_id and not await dedupe.first_delivery("command:" + command.trigger_id):
+            metrics.events_deduplicated.inc()  # a replayed or redelivered request: answered once
+            await ack()
             return
         word = command.text.strip().lower()
         if word in ("", "help"):
@@ -216,7 +236,7 @@ def build_slack_app(
             await ack(response_type="ephemeral", text=messages.SHUTTING_DOWN)
             return
         await ack()
-        scheduler.submit(_answer_command(responder, command.team, command.channel, command.user, question))
+        scheduler.submit(_answer_command(responder, metrics, command, question))
 
     @app.action(re.compile(r"^feedback_(up|down)$"))
     async def on_feedback(ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -232,19 +252,77 @@ def build_slack_app(
 
 
 async def _answer_command(
-    responder: SlackResponder, team: str, channel: str, user: str, question: Question
+    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, question: Question
 ) -> None:
     """Slash commands cannot run in threads: post a root message restating the question, then
-    answer under it."""
-    asker = f"<@{user}>" if is_user_id(user) else "Someone"
+    answer under it. Where Confer cannot post (a DM, a channel it has not joined), the answer goes
+    to the asker alone through the command's ``response_url``."""
+    asker = f"<@{command.user}>" if is_user_id(command.user) else "Someone"
     try:
-        root = await responder.post(channel, None, messages.asked_by(asker, neutralize(question.text)))
+        root = await responder.post(
+            command.channel, None, messages.asked_by(asker, neutralize(question.text))
+        )
     except SlackCallError as error:
-        logger.warning("could not post the question", extra={"error": error.error})
+        logger.warning("could not post the question; answering privately", extra={"error": error.error})
+        await _answer_privately(responder, metrics, command, question)
         return
+
+    async def undelivered() -> None:
+        await _tell_through_response_url(responder, metrics, command, messages.NOT_POSTED)
+
     await responder.answer(
-        team=team, channel=channel, thread_ts=str(root.get("ts", "")), question=question, surface="command"
+        team=command.team,
+        channel=command.channel,
+        thread_ts=str(root.get("ts", "")),
+        question=question,
+        surface="command",
+        on_undelivered=undelivered,
     )
+
+
+async def _answer_privately(
+    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, question: Question
+) -> None:
+    """Research and answer through ``response_url``, visible only to the asker."""
+    if not await _tell_through_response_url(responder, metrics, command, messages.ANSWERING_PRIVATELY):
+        return
+    try:
+        async with responder.scheduler.slot():
+            answer = await responder.service.answer(question, surface="command")
+    except QuestionTimeoutError:
+        await _respond(responder, command, {"response_type": "ephemeral", "text": messages.TIMED_OUT})
+        return
+    except Exception:
+        logger.exception("question failed")
+        await _respond(responder, command, {"response_type": "ephemeral", "text": messages.UNEXPECTED})
+        return
+    blocks, text = answer_message(answer, responder.service.config)
+    if not await _respond(responder, command, {"response_type": "ephemeral", "text": text, "blocks": blocks}):
+        await _respond(responder, command, {"response_type": "ephemeral", "text": text})
+
+
+async def _tell_through_response_url(
+    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, text: str
+) -> bool:
+    """Tell the asker privately; counted in ``confer_questions_undelivered_total`` either way."""
+    told = await _respond(responder, command, {"response_type": "ephemeral", "text": text})
+    metrics.questions_undelivered.labels("command", "response_url" if told else "none").inc()
+    return told
+
+
+async def _respond(responder: SlackResponder, command: SlashCommand, payload: dict[str, Any]) -> bool:
+    try:
+        await respond(responder.gateway.client, command.response_url, **payload)
+    except ResponseUrlError as error:
+        logger.warning("could not answer through response_url", extra={"error": str(error)})
+        return False
+    return True
+
+
+async def _tell_undelivered(responder: SlackResponder, metrics: ConferMetrics, mention: Mention) -> None:
+    """A mention whose thread Confer could not post in: the asker hears it privately."""
+    told = await responder.ephemeral(mention.channel, mention.user, messages.NOT_POSTED, mention.reply_thread)
+    metrics.questions_undelivered.labels("mention", "ephemeral" if told else "none").inc()
 
 
 _CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")

@@ -74,6 +74,7 @@ class FakeSlackApi:
     async def start(self) -> "FakeSlackApi":
         app = web.Application()
         app.router.add_post("/api/{method}", self._handle)
+        app.router.add_post("/commands/{id}", self._response_url)
         app.router.add_get("/socket", self._socket)
         self._runner, port = await serve_locally(app)
         self.url = f"http://127.0.0.1:{port}/api"
@@ -106,6 +107,23 @@ class FakeSlackApi:
     @property
     def socket_connected(self) -> bool:
         return any(not s.closed for s in self._sockets)
+
+    @property
+    def response_url(self) -> str:
+        """A slash command's ``response_url`` that lands here (recorded as method ``response_url``)."""
+        return self.url.removesuffix("/api") + "/commands/1"
+
+    def responses(self) -> list[dict[str, Any]]:
+        """What was sent through ``response_url``, in order."""
+        return [c.params for c in self.calls if c.method == "response_url" and c.status == 200]
+
+    async def _response_url(self, request: web.Request) -> web.Response:
+        params = await request.json()
+        script = self._take_script("response_url", params)
+        status = script.status if script else 200
+        self.calls.append(Call(method="response_url", params=params, status=status, at=time.monotonic()))
+        self._changed.set()
+        return web.Response(status=status, text="ok" if status == 200 else "error")
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]

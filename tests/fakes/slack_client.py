@@ -10,10 +10,20 @@ from slack_sdk.signature import SignatureVerifier
 
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID
 
+FORM = "application/x-www-form-urlencoded"
+
 
 class SignedSlack:
-    def __init__(self, *, url: str, secret: str, session: ClientSession) -> None:
+    def __init__(
+        self,
+        *,
+        url: str,
+        secret: str,
+        session: ClientSession,
+        response_url: str = "https://hooks.slack.invalid/commands/1",
+    ) -> None:
         self.url = url
+        self.response_url = response_url
         self.verifier = SignatureVerifier(secret)
         self.session = session
         self._events = 0
@@ -77,7 +87,8 @@ class SignedSlack:
     async def mention(self, text: str, **kwargs: Any) -> tuple[int, str]:
         return await self.send(self.mention_body(text, **kwargs), "application/json")
 
-    async def command(self, text: str, *, channel: str = "C0001", user: str = "U0USER") -> tuple[int, str]:
+    def command_body(self, text: str, *, channel: str = "C0001", user: str = "U0USER") -> str:
+        self._events += 1
         form = {
             "token": "legacy",
             "team_id": TEAM_ID,
@@ -86,11 +97,14 @@ class SignedSlack:
             "user_name": "someone",
             "command": "/ask",
             "text": text,
-            "response_url": "https://hooks.slack.invalid/commands/1",
-            "trigger_id": "1.2.3",
+            "response_url": self.response_url,
+            "trigger_id": f"1.{self._events}.3",
             "api_app_id": "A0001",
         }
-        return await self.send(urlencode(form), "application/x-www-form-urlencoded")
+        return urlencode(form)
+
+    async def command(self, text: str, *, channel: str = "C0001", user: str = "U0USER") -> tuple[int, str]:
+        return await self.send(self.command_body(text, channel=channel, user=user), FORM)
 
     async def click(self, action_id: str, *, block_id: str = "feedback:abc") -> tuple[int, str]:
         payload = {

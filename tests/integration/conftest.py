@@ -57,7 +57,10 @@ async def harness(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIte
     await server.start()
     http = ClientSession()
     slack = SignedSlack(
-        url=f"http://127.0.0.1:{server.port}/slack/events", secret=SIGNING_SECRET, session=http
+        url=f"http://127.0.0.1:{server.port}/slack/events",
+        secret=SIGNING_SECRET,
+        session=http,
+        response_url=fake.response_url,
     )
     yield Harness(server=server, fake=fake, slack=slack, backend=backend, http=http)
     await http.close()
