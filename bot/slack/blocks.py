@@ -6,7 +6,7 @@ from typing import Any
 from bot import messages
 from bot.messages import following_up, partial_note
 from bot.progress import FINAL_PHASES, Row, StatusState
-from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text
+from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text, source_labels
 from bot.slack.mrkdwn import neutralize, safe_link
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
@@ -86,16 +86,10 @@ def answer_message(answer: Answer, config: CollectionsConfig) -> tuple[list[dict
         note = neutralize(partial_note(failed))
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"⚠️ {note}"}]})
         fallback_parts.append(note)
-    source_elements = []
-    for citation in answer.citations:
-        passage = citation.passage
-        label = (
-            safe_link(passage.url, passage.title)
-            if passage.url
-            else neutralize(f"{passage.title} ({passage.source})")
-        )
-        collection = neutralize(collection_title(config, passage.collection))
-        source_elements.append({"type": "mrkdwn", "text": f"*[{citation.n}]* {label} · {collection}"})
+    source_elements = [
+        {"type": "mrkdwn", "text": f"*[{n}]* {label} · {collection}"}
+        for n, label, collection in source_labels(answer, config, link=safe_link, escape=neutralize)
+    ]
     reserved = 2  # feedback actions, and a possible "more sources" note
     room = MAX_BLOCKS - len(blocks) - reserved
     chunks = [

@@ -10,7 +10,7 @@ from typing import Any
 
 from bot import messages
 from bot.progress import FINAL_PHASES, Row, StatusState
-from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text
+from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text, source_labels
 from bot.teams.markup import neutralize, safe_link
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
@@ -87,16 +87,10 @@ def answer_card(answer: Answer, config: CollectionsConfig) -> Card:
     if failed:
         note = neutralize(messages.partial_note(failed))
         body.append(_text(f"⚠️ {note}", color="Warning", isSubtle=False, spacing="Medium"))
-    sources = []
-    for citation in answer.citations:
-        passage = citation.passage
-        label = (
-            safe_link(passage.url, passage.title)
-            if passage.url
-            else neutralize(f"{passage.title} ({passage.source})")
-        )
-        collection = neutralize(collection_title(config, passage.collection))
-        sources.append(_text(f"[{citation.n}] {label} · {collection}", spacing="None", size="Small"))
+    sources = [
+        _text(f"[{n}] {label} · {collection}", spacing="None", size="Small")
+        for n, label, collection in source_labels(answer, config, link=safe_link, escape=neutralize)
+    ]
     if sources:
         body.append(_text(messages.TEAMS_SOURCES, weight="Bolder", spacing="Medium"))
         body.extend(sources[:MAX_SOURCES])
