@@ -214,7 +214,7 @@ async def _index(
     from bot import messages
     from bot.app import build_backend
     from graph.planning import CollectionAccessError
-    from retrieval.collections import resolve_sources
+    from retrieval.collections import resolve_sources, skipped_sources
     from retrieval.errors import IndexingError
     from retrieval.ingest.pipeline import index_collection
 
@@ -223,6 +223,10 @@ async def _index(
         raise CollectionAccessError(unknown=tuple(unknown), forbidden=(), allowed=config.names)
     chosen = [c for c in config.collections if not names or c.name in names]
     plans = [(c, resolve_sources(c, config)) for c in chosen]  # every path problem before any write
+    for collection in chosen:
+        for path, reason in skipped_sources(collection, config):
+            shown = path.relative_to(config.base_dir) if path.is_relative_to(config.base_dir) else path
+            say_error(f"skipped {shown.as_posix()}: {reason}")
     backend = build_backend(settings)
     out = _console()
     failures = 0

@@ -26,6 +26,7 @@ from bot.slack.gateway import SlackGateway, share_session
 from bot.teams.surface import TeamsSurface, build_teams_surface
 from bot.web import build_web_app
 from retrieval.backends import SearchBackend
+from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
 
@@ -68,10 +69,27 @@ class ConferServer:
     teams: TeamsSurface | None = None
 
     async def ready(self) -> bool:
-        return not self._stopping and self.scheduler.accepting and await self.service.backend.health()
+        """Taking questions, the search backend answers, and every collection has passages."""
+        if self._stopping or not self.scheduler.accepting or not await self.service.backend.health():
+            return False
+        return not await self.unindexed()
+
+    async def unindexed(self) -> list[str]:
+        """Collections whose index is missing or holds no passages."""
+        backend = self.service.backend
+        missing = []
+        for collection in self.service.config.collections:
+            try:
+                stats = await backend.stats(collection)
+            except ConferError:  # an unreadable index counts as none
+                stats = None
+            if stats is None or stats.passages == 0:
+                missing.append(collection.name)
+        return missing
 
     async def start(self) -> None:
         settings = self.settings
+        await self.dedupe.check()  # REDIS_URL set but unreachable: stop here, not answer twice later
         bolt = await self._build_bolt() if self.client is not None else None
         socket_mode = bolt is not None and settings.slack_app_token is not None
         app = build_web_app(
@@ -94,6 +112,13 @@ class ConferServer:
             assert settings.slack_app_token is not None and bolt is not None
             self._socket = AsyncSocketModeHandler(bolt, settings.slack_app_token.get_secret_value())
             await self._socket.connect_async()  # type: ignore[no-untyped-call]
+        unindexed = await self.unindexed()
+        if unindexed:
+            logger.warning(
+                "not ready: no passages indexed for %s; run `confer index` (with the same "
+                "CONFER_DATA_DIR or ELASTICSEARCH_URL) and /readyz turns ready",
+                ", ".join(unindexed),
+            )
         logger.info(
             "confer serve listening",
             extra={
@@ -167,7 +192,7 @@ def build_server(
     redis_url = settings.redis_url.get_secret_value() if settings.redis_url else None
     service = build_service(settings, metrics=metrics, backend=backend)
     scheduler = QuestionScheduler(max_concurrent=settings.max_concurrent_questions)
-    dedupe = build_deduplicator(redis_url=redis_url, ttl=settings.dedupe_ttl)
+    dedupe = build_deduplicator(redis_url=redis_url, ttl=settings.dedupe_ttl, metrics=metrics)
     teams = None
     if settings.teams_enabled:
         teams = build_teams_surface(

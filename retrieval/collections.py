@@ -165,3 +165,29 @@ def resolve_sources(collection: Collection, config: CollectionsConfig) -> list[P
     if problems:
         raise CollectionsFileError(path=config.path, problems=problems)
     return sorted(files)
+
+
+def skipped_sources(collection: Collection, config: CollectionsConfig) -> list[tuple[Path, str]]:
+    """What a collection's sources name or match but ``resolve_sources`` cannot index, with why:
+    dangling symbolic links, and folders named like documents (``notes.md/``). Sorted by path."""
+    from retrieval.ingest.loaders import SUPPORTED_SUFFIXES
+
+    found: dict[Path, str] = {}
+
+    def consider(path: Path) -> None:
+        if path.is_symlink() and not path.exists():
+            found[path] = "a symbolic link to nothing"
+        elif path.is_dir() and path.suffix.lower() in SUPPORTED_SUFFIXES:
+            found[path] = "a folder named like a document, not a file"
+
+    for pattern in collection.sources:
+        full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
+        if glob.has_magic(pattern):
+            for match in glob.glob(full, recursive=True):  # noqa: PTH207 (absolute or relative patterns)
+                consider(Path(match))
+        elif Path(full).is_dir():
+            for path in Path(full).rglob("*"):
+                consider(path)
+        else:
+            consider(Path(full))
+    return sorted(found.items())

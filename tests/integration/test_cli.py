@@ -252,3 +252,14 @@ def test_eval_of_a_missing_folder_names_the_folder(kb: Path, capsys: pytest.Capt
     assert main(["eval", "no-such-benchmark"]) == 2
     err = capsys.readouterr().err
     assert "no-such-benchmark: no such folder" in err and "collections.yaml" not in err
+
+
+def test_index_names_each_skipped_path_on_its_own_line(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (kb / "samples/people/gone.md").symlink_to(kb / "samples/people/never-existed.md")
+    (kb / "samples/people/archive.md").mkdir()
+    (kb / "samples/people/archive.md/old-leave.txt").write_text("Old leave rules.\n")
+    assert main(["index", "people"]) == 0
+    err = capsys.readouterr().err
+    assert "confer: skipped samples/people/gone.md: a symbolic link to nothing\n" in err
+    assert "confer: skipped samples/people/archive.md: a folder named like a document" in err
+    assert len([line for line in err.splitlines() if "skipped samples/" in line]) == 2

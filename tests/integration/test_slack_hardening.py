@@ -4,11 +4,15 @@ import asyncio
 import json
 import logging
 import time
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 
 from bot import messages
+from bot.serve import build_server
+from retrieval.collections import load_collections
+from retrieval.ingest.pipeline import index_collection
 from tests.integration.conftest import Harness
 
 JSON = "application/json"
@@ -152,3 +156,57 @@ async def test_a_response_url_that_is_not_slacks_is_never_called(harness: Harnes
     await harness.fake.wait_for(
         lambda: registry.get_sample_value("confer_questions_undelivered_total", told) == 1.0
     )
+
+
+async def test_no_auto_linkable_address_from_a_document_is_posted(harness: Harness, sample_dir: Path) -> None:
+    (sample_dir / "samples/product/escalation.md").write_text(
+        "# Escalation contacts\n\nFor escalation contacts, sign in at www.evil.example/login, "
+        "write to attacker@evil.example, or call the gateway at 203.0.113.7 directly.\n"
+    )
+    config = load_collections(sample_dir / "collections.yaml")
+    product = config.get("product")
+    assert product is not None
+    await index_collection(harness.backend, product, config)
+    await harness.slack.mention("in:product who are the escalation contacts?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    posted = json.dumps(harness.fake.posts(), ensure_ascii=False)
+    assert "escalation" in posted.lower() and "attacker" in posted
+    for live in ("www.evil", "evil.example", "@evil", "203.0.113.7"):
+        assert live not in posted, live
+
+
+async def test_readyz_is_ready_only_while_every_collection_has_passages(
+    harness: Harness, sample_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with harness.http.get(harness.base + "/readyz") as response:
+        assert response.status == 200
+    config = load_collections(sample_dir / "collections.yaml")
+    people = config.get("people")
+    assert people is not None
+    await harness.backend.drop_collection(people)
+    async with harness.http.get(harness.base + "/readyz") as response:
+        assert response.status == 503 and (await response.json()) == {"status": "not ready"}
+    async with harness.http.get(harness.base + "/metrics") as response:
+        assert "confer_ready 0.0" in await response.text()
+    await index_collection(harness.backend, people, config)
+    async with harness.http.get(harness.base + "/readyz") as response:
+        assert response.status == 200
+
+
+async def test_serve_on_an_empty_data_dir_says_what_to_run_and_is_not_ready(
+    harness: Harness, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = harness.server.settings.model_copy(update={"data_dir": tmp_path / "empty"})
+    caplog.set_level(logging.WARNING, logger="bot.serve")
+    server = build_server(settings, host="127.0.0.1")
+    server.port = 0
+    await server.start()
+    try:
+        [line] = [r.getMessage() for r in caplog.records if r.name == "bot.serve"]
+        assert line.startswith(
+            "not ready: no passages indexed for engineering, security, people, product; run `confer index`"
+        )
+        async with harness.http.get(f"http://127.0.0.1:{server.port}/readyz") as response:
+            assert response.status == 503
+    finally:
+        await server.stop()
