@@ -76,8 +76,11 @@ async def answer_in_thread(
     question: Question,
     surface: Surface,
     status_interval: float = 1.0,
+    on_undelivered: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Answer ``question`` in ``thread``; never raises except ``CancelledError``."""
+    """Answer ``question`` in ``thread``; never raises except ``CancelledError``. When nothing at all
+    reached the thread (neither the status nor the answer), ``on_undelivered`` tells the asker
+    another way (Slack: an ephemeral message)."""
     writer = StatusWriter(thread, min_interval=status_interval)
     writer.start()
     started = time.monotonic()
@@ -108,6 +111,8 @@ async def answer_in_thread(
     except ChatCallError as error:
         logger.warning("could not post the answer", extra={"method": error.method, "error": error.error})
         writer.update(_finish("failed", messages.STATUS_POST_FAILED))
+        if not writer.posted and on_undelivered is not None:
+            await on_undelivered()
     except Exception:
         logger.exception("question failed")
         writer.update(_finish("failed", messages.STATUS_UNEXPECTED))

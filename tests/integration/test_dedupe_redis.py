@@ -9,9 +9,9 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from bot.dedupe import RedisDeduplicator, build_deduplicator
 from bot.serve import build_server
 from bot.settings import SettingsError, load_settings
-from bot.slack.dedupe import RedisDeduplicator, build_deduplicator
 from tests.fakes.slack_api import FakeSlackApi
 
 REDIS_URL = os.environ.get("CONFER_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")

@@ -1,4 +1,5 @@
-"""Exactly-once handling of redeliveries: remember each delivery id for a while."""
+"""Exactly-once handling of redeliveries on every platform: remember each delivery id (Slack's
+``event_id``, a Teams activity id) for a while, in process or in Redis across replicas."""
 
 import logging
 import time
