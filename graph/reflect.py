@@ -26,7 +26,7 @@ from retrieval.text import STOPWORDS, split_sentences, stems, terms, unique
 
 TOP_PASSAGES = 3  # the passages a round's bridge entities are read from
 SENTENCES = 4  # per passage: the subject and what it is related to come first
-COVERED_RANKS = 5  # a question entity with a passage among these needs no follow-up
+COVERED_RANKS = 2  # a question entity with a passage among these needs no follow-up
 MAX_QUERY_CHARS = 300
 
 # A name: capitalised words (or numbers inside one), joined by the small words names contain.

@@ -10,6 +10,7 @@ def test_defaults_follow_the_design_contract(tmp_path: Path) -> None:
     assert settings.collections_path == Path("collections.yaml")
     assert settings.data_dir == Path(".confer")
     assert settings.max_fanout == 8
+    assert settings.max_rounds == 2
     assert settings.port == 3000
     assert settings.elasticsearch_url is None and settings.llm_model is None
 

@@ -67,6 +67,16 @@ def test_status_card_shows_one_line_per_collection_then_the_summary() -> None:
     assert _texts(status_card(queued, CONFIG)) == ["⏳ Queued: 2 questions ahead of yours."]
 
 
+def test_status_card_shows_follow_ups_with_the_entity_neutralized() -> None:
+    state = StatusState(phase="researching", rows={"eng": Row("ok", 3, 0.4)})
+    state.follow_ups[("Adriana Trigiani", "sec")] = Row()
+    state.follow_ups[("@here [x](https://evil.example)", "eng")] = Row("failed", 0, 0.2, "search unavailable")
+    lines = _texts(status_card(state, CONFIG))
+    assert lines[2] == "🔄 Following up: Adriana Trigiani in Security policy: searching…"
+    assert "Following up:" in lines[3] and "Engineering handbook: failed" in lines[3]
+    assert "[x](https://evil.example)" not in lines[3]  # no injected link (Teams mentions need entities)
+
+
 def test_answer_card_has_markers_sources_partial_note_and_feedback() -> None:
     card = answer_card(_answer(sentences=2, citations=2, failed=True), CONFIG)
     texts = _texts(card)
