@@ -196,9 +196,9 @@ def _run(args: argparse.Namespace) -> int:
         if args.command == "collections":
             return asyncio.run(_collections(settings, config))
         if args.command == "serve":
-            from bot.serve import check_slack_settings, run_server
+            from bot.serve import check_serve_settings, run_server
 
-            check_slack_settings(settings)
+            check_serve_settings(settings)
             return asyncio.run(run_server(settings))
         return _ask(settings, config, args.question, args.targets, args.json, err)
     except bad_input as exc:

@@ -16,13 +16,13 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import build_service
+from bot.dedupe import EventDeduplicator, build_deduplicator
 from bot.memory import MemoryUnavailableError, ThreadMemory, build_thread_memory
 from bot.metrics import ConferMetrics, build_metrics
 from bot.scheduler import QuestionScheduler
 from bot.service import ResearchService
 from bot.settings import ConferSettings, SettingsError
 from bot.slack.app import SlackResponder, authorize_once, build_slack_app
-from bot.slack.dedupe import EventDeduplicator, build_deduplicator
 from bot.slack.followups import SlackConversations
 from bot.slack.gateway import SlackGateway, share_session
 from bot.teams.surface import TeamsSurface, build_teams_surface
@@ -34,7 +34,7 @@ from retrieval.errors import ConferError
 logger = logging.getLogger(__name__)
 
 
-def check_slack_settings(settings: ConferSettings) -> None:
+def check_serve_settings(settings: ConferSettings) -> None:
     """At least one surface must be enabled; a Slack surface needs its token and a way to verify."""
     if settings.teams_enabled and settings.slack_bot_token is None and not _slack_partly_set(settings):
         return
@@ -53,7 +53,7 @@ def _slack_partly_set(settings: ConferSettings) -> bool:
 
 
 @dataclass
-class SlackServer:
+class ConferServer:
     """Everything ``confer serve`` runs, startable and stoppable in-process (tests use it too)."""
 
     settings: ConferSettings
@@ -206,8 +206,8 @@ def build_server(
     status_interval: float = 1.0,
     backend: SearchBackend | None = None,
     host: str | None = None,
-) -> SlackServer:
-    check_slack_settings(settings)
+) -> ConferServer:
+    check_serve_settings(settings)
     metrics = build_metrics()
     client = None
     if settings.slack_bot_token is not None:
@@ -227,7 +227,7 @@ def build_server(
             metrics=metrics,
             status_interval=status_interval,
         )
-    return SlackServer(
+    return ConferServer(
         settings=settings,
         service=service,
         scheduler=scheduler,

@@ -1,9 +1,7 @@
 """The Bolt app: mentions, ``/ask``, feedback buttons; each question answered in its thread."""
 
-import asyncio
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,14 +13,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
+from bot.conversation import answer_in_thread
+from bot.dedupe import EventDeduplicator
 from bot.memory import ThreadKey
 from bot.metrics import ConferMetrics
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
 from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService, Surface
 from bot.settings import SettingsError
-from bot.slack.blocks import Row, StatusState, answer_message, summary_line
-from bot.slack.dedupe import EventDeduplicator
+from bot.slack.blocks import answer_message
 from bot.slack.followups import SlackConversations, parse_message, thread_key
 from bot.slack.gateway import ResponseUrlError, SlackCallError, SlackGateway, respond
 from bot.slack.mrkdwn import neutralize
@@ -36,18 +35,14 @@ from bot.slack.payloads import (
     plain_text,
     strip_bot_mention,
 )
-from bot.slack.status import StatusMessage
+from bot.slack.thread import SlackThread, post_message
 from bot.threads import Prepared
-from graph.events import BranchFinished, FollowUp, PlanReady, ProgressEvent
 from graph.models import Answer, Question
-from graph.nodes import DIRECT_KINDS
 from graph.planning import CollectionAccessError
-from graph.question import classify_question
 
 logger = logging.getLogger(__name__)
 
 COMMAND = "/ask"
-_BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "msg_too_long"})
 
 
 @dataclass
@@ -60,15 +55,7 @@ class SlackResponder:
     status_interval: float = 1.0
 
     async def post(self, channel: str, thread_ts: str | None, text: str, **extra: Any) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "channel": channel,
-            "text": text,
-            "unfurl_links": False,
-            "unfurl_media": False,
-        }
-        if thread_ts:
-            params["thread_ts"] = thread_ts
-        return await self.gateway.call("chat.postMessage", **params, **extra)
+        return await post_message(self.gateway, channel, thread_ts, text, **extra)
 
     async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> bool:
         params: dict[str, Any] = {"channel": channel, "user": user, "text": text}
@@ -91,128 +78,21 @@ class SlackResponder:
         surface: Surface,
         on_undelivered: Callable[[], Awaitable[None]] | None = None,
     ) -> Answer | None:
-        """``on_undelivered`` tells the asker another way when nothing reached the thread. Returns
-        the answer once it is posted (``None`` otherwise)."""
-        try:
-            return await self._answer(
-                team=team, channel=channel, thread_ts=thread_ts, question=question, surface=surface
-            )
-        except _UndeliveredError:
-            if on_undelivered is not None:
-                await on_undelivered()
-            return None
-
-    async def _answer(
-        self, *, team: str, channel: str, thread_ts: str, question: Question, surface: Surface
-    ) -> Answer | None:
-        config = self.service.config
-        if classify_question(question.text) in DIRECT_KINDS:
-            answer = await self.service.answer(question, surface=surface)
-            try:
-                await self.post_answer(channel, thread_ts, answer)
-            except SlackCallError as error:
-                logger.warning(
-                    "could not post to slack", extra={"method": error.method, "error": error.error}
-                )
-                raise _UndeliveredError from None
-            return answer
-        status = StatusMessage(
-            gateway=self.gateway,
-            config=config,
-            team=team,
-            channel=channel,
-            thread_ts=thread_ts,
-            min_interval=self.status_interval,
+        """The chat core runs the question's life; Slack only supplies the thread.
+        ``on_undelivered`` tells the asker another way when nothing reached the thread. Returns the
+        answer once it is posted (``None`` otherwise)."""
+        thread = SlackThread(
+            gateway=self.gateway, config=self.service.config, team=team, channel=channel, thread_ts=thread_ts
         )
-        started = time.monotonic()
-        answered = False
-        try:
-            await status.post()
-        except SlackCallError as error:
-            logger.warning("could not post to slack", extra={"method": error.method, "error": error.error})
-            raise _UndeliveredError from None
-        try:
-
-            async def queued(position: int) -> None:
-                def change(state: StatusState) -> None:
-                    state.phase, state.queue_position = "queued", position
-
-                status.update(change)
-
-            async with self.scheduler.slot(on_queued=queued):
-                status.update(lambda s: setattr(s, "phase", "researching"))
-                answer = await self.service.answer(
-                    question, surface=surface, on_event=_status_updater(status)
-                )
-            await self.post_answer(channel, thread_ts, answer)
-            answered = True
-            status.update(lambda s: _finish(s, "done", summary_line(answer, time.monotonic() - started)))
-            await status.close()
-        except QuestionTimeoutError:
-            status.update(lambda s: _finish(s, "failed", "⏱️ Stopped: the question ran out of time."))
-            await self._say(channel, thread_ts, messages.TIMED_OUT)
-        except asyncio.CancelledError:
-            if not answered:  # once the answer is posted, only a late status edit is lost
-                status.update(lambda s: _finish(s, "interrupted", "⏹️ Interrupted."))
-                await asyncio.shield(self._finish_interrupted(status, channel, thread_ts))
-            raise
-        except SlackCallError as error:
-            logger.warning("could not post to slack", extra={"method": error.method, "error": error.error})
-            status.update(lambda s: _finish(s, "failed", "⚠️ Could not post the answer to Slack."))
-        except Exception:
-            logger.exception("question failed")
-            status.update(lambda s: _finish(s, "failed", "⚠️ Something went wrong."))
-            await self._say(channel, thread_ts, messages.UNEXPECTED)
-        if not answered:
-            await status.close()
-            return None
-        return answer
-
-    async def post_answer(self, channel: str, thread_ts: str, answer: Answer) -> None:
-        """Post with Block Kit; if Slack rejects the blocks, post the same answer as plain text."""
-        blocks, text = answer_message(answer, self.service.config)
-        try:
-            await self.post(channel, thread_ts, text, blocks=blocks)
-        except SlackCallError as error:
-            if error.error not in _BLOCK_ERRORS:
-                raise
-            logger.warning("answer blocks rejected; posting text", extra={"error": error.error})
-            await self.post(channel, thread_ts, text)
-
-    async def _finish_interrupted(self, status: StatusMessage, channel: str, thread_ts: str) -> None:
-        await self._say(channel, thread_ts, messages.INTERRUPTED)
-        await status.close(wait=10)
-
-    async def _say(self, channel: str, thread_ts: str, text: str) -> None:
-        try:
-            await self.post(channel, thread_ts, text)
-        except SlackCallError:
-            logger.warning("could not post to slack")
-
-
-class _UndeliveredError(Exception):
-    """Nothing could be posted in the question's thread."""
-
-
-def _finish(state: StatusState, phase: str, summary: str) -> None:
-    state.phase, state.summary = phase, summary
-
-
-def _status_updater(status: StatusMessage) -> Callable[[ProgressEvent], Awaitable[None]]:
-    async def on_event(event: ProgressEvent) -> None:
-        if isinstance(event, PlanReady):
-            status.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
-        elif isinstance(event, FollowUp):
-            status.update(lambda s: s.follow_ups.update({target: Row() for target in event.targets}))
-        elif isinstance(event, BranchFinished):
-            row = Row(status=event.status, sources=event.sources, seconds=event.seconds, reason=event.reason)
-            if event.round > 1:
-                target = (event.entity, event.collection)
-                status.update(lambda s: s.follow_ups.__setitem__(target, row))
-            else:
-                status.update(lambda s: s.rows.__setitem__(event.collection, row))
-
-    return on_event
+        return await answer_in_thread(
+            thread,
+            service=self.service,
+            scheduler=self.scheduler,
+            question=question,
+            surface=surface,
+            status_interval=self.status_interval,
+            on_undelivered=on_undelivered,
+        )
 
 
 _REJECTED_TOKEN = frozenset(

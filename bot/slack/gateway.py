@@ -13,6 +13,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.errors import ChatCallError
 from bot.metrics import ConferMetrics
 from retrieval.errors import ConferError
 
@@ -23,13 +24,8 @@ MAX_RETRY_AFTER = 60.0
 TRANSIENT_ERRORS = frozenset({"internal_error", "service_unavailable", "request_timeout", "fatal_error"})
 
 
-class SlackCallError(ConferError):
+class SlackCallError(ChatCallError):
     """A Web API call failed for good (``ok: false``, or still failing after retries)."""
-
-    def __init__(self, *, method: str, error: str) -> None:
-        self.method = method
-        self.error = error
-        super().__init__(f"{method}: {error}")
 
 
 class RateLimitedError(ConferError):

@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from bot import messages
-from bot.progress import FINAL_PHASES, StatusState
-from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text
+from bot.progress import FINAL_PHASES, Row, StatusState
+from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text, source_labels
 from bot.teams.markup import neutralize, safe_link
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
@@ -50,19 +50,19 @@ def status_lines(state: StatusState, config: CollectionsConfig) -> list[str]:
     if not state.rows:
         return [messages.STATUS_READING]
     lines = [messages.status_researching(len(state.rows))]
-    named = [(neutralize(collection_title(config, name)), row) for name, row in state.rows.items()]
-    # A follow-up's entity comes from document text: neutralized like the titles.
-    named += [
-        (messages.following_up(neutralize(entity), neutralize(collection_title(config, name))), row)
-        for (entity, name), row in state.follow_ups.items()
-    ]
-    for title, row in named:
-        if row.status is None:
-            lines.append(f"🔄 {title}: {messages.STATUS_SEARCHING}")
-        else:
-            label = messages.status_row(row.status, row.sources, row.reason)
-            lines.append(f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)")
+    for name, row in state.rows.items():
+        lines.append(_row_line(neutralize(collection_title(config, name)), row))
+    for (entity, name), row in state.follow_ups.items():  # the entity comes from document text
+        label = messages.following_up(neutralize(entity), neutralize(collection_title(config, name)))
+        lines.append(_row_line(label, row))
     return lines
+
+
+def _row_line(title: str, row: Row) -> str:
+    if row.status is None:
+        return f"🔄 {title}: {messages.STATUS_SEARCHING}"
+    label = messages.status_row(row.status, row.sources, row.reason)
+    return f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)"
 
 
 def status_card(state: StatusState, config: CollectionsConfig) -> Card:
@@ -87,16 +87,10 @@ def answer_card(answer: Answer, config: CollectionsConfig) -> Card:
     if failed:
         note = neutralize(messages.partial_note(failed))
         body.append(_text(f"⚠️ {note}", color="Warning", isSubtle=False, spacing="Medium"))
-    sources = []
-    for citation in answer.citations:
-        passage = citation.passage
-        label = (
-            safe_link(passage.url, passage.title)
-            if passage.url
-            else neutralize(f"{passage.title} ({passage.source})")
-        )
-        collection = neutralize(collection_title(config, passage.collection))
-        sources.append(_text(f"[{citation.n}] {label} · {collection}", spacing="None", size="Small"))
+    sources = [
+        _text(f"[{n}] {label} · {collection}", spacing="None", size="Small")
+        for n, label, collection in source_labels(answer, config, link=safe_link, escape=neutralize)
+    ]
     if sources:
         body.append(_text(messages.TEAMS_SOURCES, weight="Bolder", spacing="Medium"))
         body.extend(sources[:MAX_SOURCES])

@@ -22,8 +22,9 @@ from microsoft_agents.hosting.core.authorization import (
 )
 
 from bot import messages
-from bot.access import allowed_collections
+from bot.access import allowed_collections, policy_for
 from bot.conversation import answer_in_thread
+from bot.dedupe import EventDeduplicator
 from bot.errors import ChatCallError, EmptyQuestionError
 from bot.metrics import ConferMetrics
 from bot.progress import StatusState
@@ -32,7 +33,6 @@ from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
 from bot.service import ResearchService
 from bot.settings import ConferSettings
-from bot.slack.dedupe import EventDeduplicator
 from bot.teams.activities import ActivityError, TeamsMessage, parse_activity
 from bot.teams.cards import answer_card, card_activity, status_card, status_lines, text_activity
 from bot.teams.connector import TeamsClient, TeamsConnector
@@ -211,6 +211,8 @@ class TeamsSurface:
 
     def _collections_list(self, place: str) -> str:
         config = self.service.config
+        if policy_for(config, place) is None:
+            return messages.place_denied(())
         entries = []
         for name in allowed_collections(config, place):
             collection = config.get(name)

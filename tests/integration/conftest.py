@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession
 
-from bot.serve import SlackServer, build_server
+from bot.serve import ConferServer, build_server
 from bot.settings import load_settings
 from retrieval.backends import SearchBackend
 from retrieval.backends.embedded import build_embedded_backend
@@ -22,7 +22,7 @@ SIGNING_SECRET = "test-signing-secret-0123456789"
 
 @dataclass
 class Harness:
-    server: SlackServer
+    server: ConferServer
     fake: FakeSlackApi
     slack: SignedSlack
     backend: FaultyBackend

@@ -9,9 +9,9 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from bot.dedupe import RedisDeduplicator, build_deduplicator
 from bot.serve import build_server
 from bot.settings import SettingsError, load_settings
-from bot.slack.dedupe import RedisDeduplicator, build_deduplicator
 from tests.fakes.slack_api import FakeSlackApi
 
 REDIS_URL = os.environ.get("CONFER_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -49,9 +49,11 @@ async def test_two_replicas_sharing_redis_answer_an_event_once(redis_url: str) -
     await second.close()
 
 
-async def test_an_unreachable_redis_fails_open() -> None:
+async def test_an_unreachable_redis_fails_open_but_drops_this_replicas_redeliveries() -> None:
     dedupe = build_deduplicator(redis_url="redis://127.0.0.1:1/0", ttl=60)
     assert await dedupe.first_delivery("Ev1") is True
+    assert await dedupe.first_delivery("Ev1") is False
+    assert await dedupe.first_delivery("Ev2") is True
     await dedupe.close()
 
 

@@ -212,8 +212,10 @@ async def test_questions_beyond_the_limit_wait_in_a_queue_that_the_status_shows(
     await harness.slack.mention("in:people how long is parental leave?")
     await harness.slack.mention("in:product what is the rate limit for Growth accounts?")
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2, within=20)
-    updates = [c.params["text"] for c in harness.fake.ok_calls("chat.update")]
-    assert any(t.startswith("⏳ Queued: 1 question ahead of yours.") for t in updates)
+    shown = [p["text"] for p in harness.fake.posts()] + [
+        c.params["text"] for c in harness.fake.ok_calls("chat.update")
+    ]
+    assert any(t.startswith("⏳ Queued: 1 question ahead of yours.") for t in shown)  # what a status showed
 
 
 async def test_shutdown_lets_running_questions_finish_or_says_they_were_interrupted(harness: Harness) -> None:
@@ -268,7 +270,9 @@ async def test_slack_errors_are_retried_or_absorbed_without_crashing(harness: Ha
     harness.fake.script("chat.postMessage", error="channel_not_found")
     await harness.slack.mention("How long is parental leave?")
     await harness.slack.mention("What is the rate limit for Growth accounts?")
-    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    # Whichever post meets the error, the other question is answered (one whose status message
+    # could not be posted is still answered, too).
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) >= 2)
     registry = harness.server.metrics.registry
     assert (
         registry.get_sample_value(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession
 
-from bot.serve import SlackServer, build_server
+from bot.serve import ConferServer, build_server
 from bot.settings import SettingsError, load_settings
 from retrieval.collections import ChannelPolicy
 from tests.fakes.backends import FaultyBackend
@@ -26,7 +26,7 @@ QUESTION_CONVERSATION = f"{CHANNEL};messageid=question-1"
 
 @dataclass
 class TeamsHarness:
-    server: SlackServer
+    server: ConferServer
     connector: FakeBotConnector
     backend: FaultyBackend
     http: ClientSession

@@ -1,11 +1,10 @@
 from pathlib import Path
 
+from bot.progress import Row, StatusState
 from bot.slack.blocks import (
     MAX_BLOCKS,
     MAX_CONTEXT_ELEMENTS,
     MAX_SECTION_CHARS,
-    Row,
-    StatusState,
     answer_message,
     status_text,
 )

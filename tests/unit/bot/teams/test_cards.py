@@ -61,6 +61,10 @@ def test_status_card_shows_one_line_per_collection_then_the_summary() -> None:
         "✅ Engineering handbook: done, 3 sources (0.4 s)",
         "🔄 Security policy: searching…",
     ]
+    state.follow_ups[("Ada <at>Lovelace</at>", "sec")] = Row()
+    assert _texts(status_card(state, CONFIG))[-1] == (
+        "🔄 Following up: Ada \\<at\\>Lovelace\\</at\\> in Security policy: searching…"
+    )
     state.phase, state.summary = "done", "✅ Done in 1.0 s · 2 collections · 3 sources"
     assert _texts(status_card(state, CONFIG)) == [state.summary]
     queued = StatusState(phase="queued", queue_position=2)

@@ -2,8 +2,8 @@
 
 import pytest
 
+from bot.dedupe import MemoryDeduplicator
 from bot.metrics import build_metrics
-from bot.slack.dedupe import MemoryDeduplicator
 
 
 class Clock:

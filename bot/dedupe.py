@@ -1,4 +1,5 @@
-"""Exactly-once handling of redeliveries: remember each delivery id for a while."""
+"""Exactly-once handling of redeliveries on every platform: remember each delivery id (Slack's
+``event_id``, a Teams activity id) for a while, in process or in Redis across replicas."""
 
 import logging
 import time
@@ -85,14 +86,16 @@ class RedisDeduplicator:
         self._ttl = ttl
         self._prefix = prefix
         self._where = where
+        self._fallback = MemoryDeduplicator(ttl=ttl)
 
     async def first_delivery(self, event_id: str) -> bool:
         try:
             created = await self._client.set(self._prefix + event_id, "1", nx=True, ex=self._ttl)
-        except RedisError:
-            # Fail open once running: answering twice is better than never answering.
-            logger.warning("redis unavailable for deduplication; processing the event")
-            return True
+        except (RedisError, OSError):
+            # Redis went away after start: this replica still drops its own redeliveries (in
+            # process), and answering twice across replicas is better than never answering.
+            logger.warning("redis unavailable for deduplication; deduplicating in process")
+            return await self._fallback.first_delivery(event_id)
         return bool(created)
 
     async def check(self) -> None:
