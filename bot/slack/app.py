@@ -77,6 +77,7 @@ class SlackResponder:
         question: Question,
         surface: Surface,
         on_undelivered: Callable[[], Awaitable[None]] | None = None,
+        searching: str = "",
     ) -> Answer | None:
         """The chat core runs the question's life; Slack only supplies the thread.
         ``on_undelivered`` tells the asker another way when nothing reached the thread. Returns the
@@ -92,6 +93,7 @@ class SlackResponder:
             surface=surface,
             status_interval=self.status_interval,
             on_undelivered=on_undelivered,
+            searching=searching,
         )
 
 
@@ -219,6 +221,7 @@ def build_slack_app(
                         question=question,
                         surface="mention",
                         on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
+                        searching=prepared.searching if prepared is not None else "",
                     ),
                     conversations,
                     key,
@@ -268,6 +271,7 @@ def build_slack_app(
                         thread_ts=thread,
                         question=prepared.question,
                         surface=surface,
+                        searching=prepared.searching,
                     ),
                     conversations,
                     key,

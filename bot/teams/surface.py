@@ -220,6 +220,7 @@ class TeamsSurface:
                 question=prepared.question if prepared is not None else question,
                 surface="teams",
                 status_interval=self.status_interval,
+                searching=prepared.searching if prepared is not None else "",
             )
             if conversations is not None and prepared is not None:
                 await conversations.remember(key, prepared, answer)

@@ -47,6 +47,12 @@ async def test_reply_in_an_answered_thread_is_a_followup_with_the_earlier_turn(h
     assert followup["thread_ts"] == "1700000001.000100"
     assert "three blocks" in _answer_text(followup)
     assert "parental-leave" in _sources(followup)  # cited from the leave policy
+    statuses = [
+        str(c.params.get("text", ""))
+        for c in harness.fake.ok_calls("chat.postMessage") + harness.fake.ok_calls("chat.update")
+        if not c.params.get("blocks")
+    ]
+    assert any("Searching: can parental leave be split up?" in t for t in statuses)
 
 
 async def test_reply_in_a_thread_confer_never_answered_gets_nothing(harness: Harness) -> None:
