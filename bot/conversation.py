@@ -77,11 +77,14 @@ async def answer_in_thread(
     surface: Surface,
     status_interval: float = 1.0,
     on_undelivered: Callable[[], Awaitable[None]] | None = None,
+    searching: str = "",
 ) -> Answer | None:
     """Answer ``question`` in ``thread``; never raises except ``CancelledError``. When nothing at all
     reached the thread (neither the status nor the answer), ``on_undelivered`` tells the asker
     another way (Slack: an ephemeral message). Returns the answer once posted (for thread memory)."""
     writer = StatusWriter(thread, min_interval=status_interval)
+    if searching:  # a follow-up: the status shows the question it became
+        writer.update(lambda s: setattr(s, "searching", searching))
     writer.start()
     started = time.monotonic()
     answered: Answer | None = None

@@ -177,6 +177,11 @@ def status_queued(ahead: int) -> str:
     return f"⏳ Queued: {_plural(ahead, 'question')} ahead of yours."
 
 
+def searching_for(question: str) -> str:
+    """A follow-up's status: the standalone question it became (neutralized by the caller)."""
+    return f"Searching: {question}"
+
+
 def status_researching(collections: int) -> str:
     return f"🔎 Researching {_plural(collections, 'collection')}:"
 

@@ -41,6 +41,7 @@ class StatusState:
     rows: dict[str, Row] = field(default_factory=dict)
     follow_ups: dict[tuple[str, str], Row] = field(default_factory=dict)  # (entity, collection)
     summary: str = ""
+    searching: str = ""  # a follow-up: the standalone question it was rewritten to
 
 
 class StatusSink(Protocol):

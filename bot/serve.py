@@ -145,6 +145,8 @@ class ConferServer:
         except MemoryUnavailableError as exc:
             raise SettingsError([str(exc)]) from None
         self.memory.start_sweeping()
+        if self.teams is not None:
+            self.teams.conversations = Conversations(memory=self.memory, metrics=self.metrics)
 
     async def _build_bolt(self) -> AsyncApp:
         settings = self.settings

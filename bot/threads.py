@@ -31,6 +31,11 @@ class Prepared:
     asked: str
     followup: bool  # whether earlier turns were used
 
+    @property
+    def searching(self) -> str:
+        """The standalone question when a follow-up was rewritten (for the status), else ``""``."""
+        return self.question.text if self.followup and self.standalone.how != "as_asked" else ""
+
 
 def answer_text(answer: Answer) -> str:
     return " ".join(s.text for section in answer.sections for s in section.sentences)

@@ -37,6 +37,7 @@ from bot.slack.payloads import (
 )
 from bot.slack.thread import SlackThread, post_message
 from bot.threads import Prepared
+from graph.followup import Standalone, subject_of
 from graph.models import Answer, Question
 from graph.planning import CollectionAccessError
 
@@ -77,6 +78,7 @@ class SlackResponder:
         question: Question,
         surface: Surface,
         on_undelivered: Callable[[], Awaitable[None]] | None = None,
+        searching: str = "",
     ) -> Answer | None:
         """The chat core runs the question's life; Slack only supplies the thread.
         ``on_undelivered`` tells the asker another way when nothing reached the thread. Returns the
@@ -92,6 +94,7 @@ class SlackResponder:
             surface=surface,
             status_interval=self.status_interval,
             on_undelivered=on_undelivered,
+            searching=searching,
         )
 
 
@@ -219,6 +222,7 @@ def build_slack_app(
                         question=question,
                         surface="mention",
                         on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
+                        searching=prepared.searching if prepared is not None else "",
                     ),
                     conversations,
                     key,
@@ -268,6 +272,7 @@ def build_slack_app(
                         thread_ts=thread,
                         question=prepared.question,
                         surface=surface,
+                        searching=prepared.searching,
                     ),
                     conversations,
                     key,
@@ -308,7 +313,7 @@ def build_slack_app(
             await ack(response_type="ephemeral", text=messages.SHUTTING_DOWN)
             return
         await ack()
-        scheduler.submit(_answer_command(responder, metrics, command, question))
+        scheduler.submit(_answer_command(responder, metrics, command, question, conversations))
 
     @app.action(re.compile(r"^feedback_(up|down)$"))
     async def on_feedback(ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -339,7 +344,11 @@ async def _answer_and_remember(
 
 
 async def _answer_command(
-    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, question: Question
+    responder: SlackResponder,
+    metrics: ConferMetrics,
+    command: SlashCommand,
+    question: Question,
+    conversations: SlackConversations | None = None,
 ) -> None:
     """Slash commands cannot run in threads: post a root message restating the question, then
     answer under it. Where Confer cannot post (a DM, a channel it has not joined), the answer goes
@@ -357,13 +366,23 @@ async def _answer_command(
     async def undelivered() -> None:
         await _tell_through_response_url(responder, metrics, command, messages.NOT_POSTED)
 
-    await responder.answer(
-        team=command.team,
-        channel=command.channel,
-        thread_ts=str(root.get("ts", "")),
-        question=question,
-        surface="command",
-        on_undelivered=undelivered,
+    thread = str(root.get("ts", ""))
+    # The thread under the root message is a conversation like a mention's: replies are follow-ups.
+    prepared = Prepared(
+        question, Standalone(question.text, subject_of(question.text), "as_asked"), question.text, False
+    )
+    await _answer_and_remember(
+        responder.answer(
+            team=command.team,
+            channel=command.channel,
+            thread_ts=thread,
+            question=question,
+            surface="command",
+            on_undelivered=undelivered,
+        ),
+        conversations,
+        thread_key(command.team, command.channel, thread),
+        prepared if thread else None,
     )
 
 

@@ -28,6 +28,8 @@ def status_text(state: StatusState, config: CollectionsConfig) -> str:
     if not state.rows:
         return messages.STATUS_READING
     lines = [messages.status_researching(len(state.rows))]
+    if state.searching:  # rewritten from what a person wrote: neutralized like everything else
+        lines.insert(0, messages.searching_for(neutralize(state.searching)))
     for name, row in state.rows.items():
         lines.append(_row_line(neutralize(collection_title(config, name)), row))
     for (entity, name), row in state.follow_ups.items():

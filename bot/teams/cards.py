@@ -50,6 +50,8 @@ def status_lines(state: StatusState, config: CollectionsConfig) -> list[str]:
     if not state.rows:
         return [messages.STATUS_READING]
     lines = [messages.status_researching(len(state.rows))]
+    if state.searching:  # a follow-up's standalone question, from what a person wrote
+        lines.insert(0, messages.searching_for(neutralize(state.searching)))
     for name, row in state.rows.items():
         lines.append(_row_line(neutralize(collection_title(config, name)), row))
     for (entity, name), row in state.follow_ups.items():  # the entity comes from document text

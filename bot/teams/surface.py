@@ -26,6 +26,7 @@ from bot.access import allowed_collections, policy_for
 from bot.conversation import answer_in_thread
 from bot.dedupe import EventDeduplicator
 from bot.errors import ChatCallError, EmptyQuestionError
+from bot.memory import ThreadKey
 from bot.metrics import ConferMetrics
 from bot.progress import StatusState
 from bot.ratelimit import build_teams_budget
@@ -37,6 +38,7 @@ from bot.teams.activities import ActivityError, TeamsMessage, parse_activity
 from bot.teams.cards import answer_card, card_activity, status_card, status_lines, text_activity
 from bot.teams.connector import TeamsClient, TeamsConnector
 from bot.teams.markup import neutralize
+from bot.threads import Conversations
 from graph.models import Answer, Question
 from graph.planning import CollectionAccessError
 
@@ -94,6 +96,7 @@ class TeamsSurface:
     metrics: ConferMetrics
     auth: AgentAuthConfiguration | None  # None: local mode, unauthenticated activities
     status_interval: float = 1.0
+    conversations: Conversations | None = None  # thread memory: reply chains and personal chats
     _validator: JwtTokenValidator | None = field(default=None, init=False)
 
     @property
@@ -198,14 +201,29 @@ class TeamsSurface:
     def _answer(self, message: TeamsMessage, question: Question) -> Job:
         async def job(client: TeamsClient) -> None:
             thread = TeamsThread(client=client, message=message, service=self.service)
-            await answer_in_thread(
+            conversations, prepared = self.conversations, None
+            # A reply chain in a channel (its conversation id names the chain) or a personal chat.
+            key = ThreadKey("teams", message.tenant_id or "", message.place, message.conversation_id)
+            if conversations is not None:
+                try:
+                    prepared = await conversations.prepare(
+                        self.service, key, message.text, channel=message.place
+                    )
+                except (EmptyQuestionError, CollectionAccessError):
+                    prepared = None  # checked before it was queued; the question stands as asked
+                if prepared is not None:
+                    await conversations.begin(key, prepared)
+            answer = await answer_in_thread(
                 thread,
                 service=self.service,
                 scheduler=self.scheduler,
-                question=question,
+                question=prepared.question if prepared is not None else question,
                 surface="teams",
                 status_interval=self.status_interval,
+                searching=prepared.searching if prepared is not None else "",
             )
+            if conversations is not None and prepared is not None:
+                await conversations.remember(key, prepared, answer)
 
         return job
 

@@ -47,6 +47,12 @@ async def test_reply_in_an_answered_thread_is_a_followup_with_the_earlier_turn(h
     assert followup["thread_ts"] == "1700000001.000100"
     assert "three blocks" in _answer_text(followup)
     assert "parental-leave" in _sources(followup)  # cited from the leave policy
+    statuses = [
+        str(c.params.get("text", ""))
+        for c in harness.fake.ok_calls("chat.postMessage") + harness.fake.ok_calls("chat.update")
+        if not c.params.get("blocks")
+    ]
+    assert any("Searching: can parental leave be split up?" in t for t in statuses)
 
 
 async def test_reply_in_a_thread_confer_never_answered_gets_nothing(harness: Harness) -> None:
@@ -265,3 +271,15 @@ class _server:  # noqa: N801 -- used as ``async with _server(...) as start``
                 await harness.server.stop()
         for cleanup in reversed(self._cleanups):
             await cleanup()
+
+
+async def test_a_reply_under_an_ask_command_is_a_followup(harness: Harness) -> None:
+    await harness.slack.command("in:people How long is parental leave?")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    root = next(
+        c.response["ts"] for c in harness.fake.ok_calls("chat.postMessage") if not c.params.get("thread_ts")
+    )
+    await harness.slack.message("And can it be split up?", thread_ts=str(root))
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    followup = harness.fake.answers()[1]
+    assert followup["thread_ts"] == root and "three blocks" in _answer_text(followup)

@@ -360,3 +360,26 @@ def test_local_mode_refuses_credentials_and_other_interfaces(monkeypatch: pytest
     monkeypatch.delenv("CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID")
     monkeypatch.delenv("CONFER_HOST")
     assert load_settings(env_file=None).listen_host == "127.0.0.1"
+
+
+async def test_personal_chat_and_reply_chain_followups_use_the_earlier_turn(teams: TeamsHarness) -> None:
+    chat: dict[str, Any] = {
+        "conversation_id": "a:personal-memory",
+        "conversation_type": "personal",
+        "mention": False,
+    }
+    await teams.post(
+        teams.connector.message("how long is parental leave? in:people", activity_id="m-1", **chat)
+    )
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    await teams.post(teams.connector.message("and can it be split up?", activity_id="m-2", **chat))
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 2)
+    assert "three blocks" in "\n".join(teams.answers()[1].texts)
+    chain = f"{CHANNEL};messageid=memory-1"
+    await teams.post(
+        teams.connector.message("how long is parental leave?", activity_id="c-1", conversation_id=chain)
+    )
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 3)
+    await teams.post(teams.connector.message("can it be split up?", activity_id="c-2", conversation_id=chain))
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 4)
+    assert "three blocks" in "\n".join(teams.answers()[3].texts)

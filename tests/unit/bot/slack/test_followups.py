@@ -8,6 +8,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.metrics import build_metrics
 from bot.slack.followups import parse_message, read_thread
 from bot.slack.gateway import SlackGateway
+from retrieval.collections import CollectionsConfig
 from tests.fakes.slack_api import FakeSlackApi
 
 BOT = "UCONFER"
@@ -72,3 +73,21 @@ async def test_read_thread_is_one_bounded_call_keeping_people_before_the_mention
         assert all(int(c.params["limit"]) == 50 for c in fake.ok_calls("conversations.replies"))
     finally:
         await fake.stop()
+
+
+def test_status_shows_the_rewritten_followup_neutralized(sample_config: CollectionsConfig) -> None:
+    from bot.progress import Row, StatusState
+    from bot.slack.blocks import status_text
+    from bot.teams.cards import status_lines
+
+    config = sample_config
+    state = StatusState(
+        phase="researching", rows={"people": Row()}, searching="can <!channel> leave be split up?"
+    )
+    slack = status_text(state, config)
+    assert slack.startswith("Searching: can") and "<!channel>" not in slack
+    teams = status_lines(state, config)
+    assert teams[0].startswith("Searching: can") and "<!channel>" not in teams[0]
+    assert not status_text(StatusState(phase="researching", rows={"people": Row()}), config).startswith(
+        "Searching"
+    )
