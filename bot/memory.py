@@ -141,6 +141,14 @@ class ThreadMemory:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
             self._sweeper = None
+        # LangGraph's async store batches operations in a background task of its own; stop it before
+        # the pool goes, so no operation is left waiting on a connection that will never come back.
+        batcher = getattr(self._store, "_task", None)
+        if isinstance(batcher, asyncio.Task) and not batcher.done():
+            batcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError, Exception):
+                async with asyncio.timeout(OPERATION_TIMEOUT):
+                    await batcher
         await self._closer.aclose()
 
     async def _call(self, operation: Any) -> Any:
