@@ -28,6 +28,8 @@ TOP_PASSAGES = 3  # the passages a round's bridge entities are read from
 SENTENCES = 4  # per passage: the subject and what it is related to come first
 COVERED_RANKS = 2  # a question entity with a passage among these needs no follow-up
 MAX_QUERY_CHARS = 300
+BACKGROUND_SHARE = 0.5  # a name in more than this share of a round's passages is its background
+BACKGROUND_DOCUMENTS = 2  # ... and in at least this many distinct documents
 
 # A name: capitalised words (or numbers inside one), joined by the small words names contain.
 _WORD = r"[A-Z][\w'’.&-]*|\d[\w'’.-]*"
@@ -142,10 +144,28 @@ def missing_entities(
             continue
         if entity not in sides and len(stems(entity)) < 2:
             continue  # "Kansas" in "which city in Kansas" locates; it is not what is asked about
+        if entity not in sides and any(mentions(p, entity) and wanted & stems(p.title) for p in top):
+            continue  # a best passage on it names it ("Beacon API" in "API rate limits")
         leads.append(
             Lead(entity=entity, query=entity, origin=top[0].id if top else "", score=1.0 + len(stems(entity)))
         )
     return leads[:limit]
+
+
+def mentions(passage: Passage, entity: str) -> bool:
+    """Whether a passage names ``entity`` (every word of it) in its title or text."""
+    wanted = stems(entity)
+    return bool(wanted) and wanted <= stems(f"{passage.title} {passage.text}")
+
+
+def is_background(entity: str, ranked: Sequence[Passage]) -> bool:
+    """A name most of the round's passages mention, across several documents (the company every
+    document of a corpus names): it is the setting, not something the question leads to."""
+    if len(ranked) < 3:
+        return False
+    naming = [p for p in ranked if mentions(p, entity)]
+    documents = {p.doc_id for p in naming}
+    return len(naming) > BACKGROUND_SHARE * len(ranked) and len(documents) >= BACKGROUND_DOCUMENTS
 
 
 def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -> list[Lead]:
@@ -171,6 +191,8 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
                     continue
                 if any(p.id != passage.id and is_about(p, name) and i < 2 for i, p in enumerate(seen_titles)):
                     continue  # already among the best two: nothing to follow up
+                if is_background(name, ranked):
+                    continue
                 score = (1.0 / (1 + rank)) * (0.3 + overlap) * (1.0 / (1 + 0.3 * position))
                 score *= 1.0 if len(name_stems) > 1 else 0.6
                 key = " ".join(sorted(name_stems))

@@ -151,3 +151,30 @@ def test_leads_wait_behind_a_second_passage_about_something_else_the_question_na
     # A second passage about the same thing as the first does not hold the leads back.
     again = _p("f9", "Big Stone Gap (novel)", "Big Stone Gap is a novel.", 5.0)
     assert keep_second(question, (), [FILM, again], leads) == leads
+
+
+def test_a_name_most_passages_of_several_documents_mention_is_background_not_a_bridge() -> None:
+    passages = [
+        _p("d1", "Parental leave", "Every parent at Acme Widgets gets 20 weeks of parental leave.", 9.0),
+        _p("d2", "Time off", "Staff at Acme Widgets accrue 25 days of leave a year.", 5.0),
+        _p("d3", "Remote work", "Acme Widgets staff may work remotely with Jo Pike approving.", 4.0),
+    ]
+    question = Question(text="How long is parental leave?", allowed=("c",))
+    entities = [lead.entity for lead in bridge_entities(question, passages, 3)]
+    assert "Acme Widgets" not in entities
+    assert "Jo Pike" in entities  # named once: still a possible bridge
+
+
+def test_a_name_the_question_gives_that_a_best_passage_mentions_is_not_missing() -> None:
+    passages = [
+        _p("r1", "API rate limits", "The Beacon API limits each account to 50 requests per second.", 9.0),
+        _p("w1", "Webhooks", "Failed webhook deliveries are retried for 24 hours.", 8.0),
+    ]
+    question = Question(
+        text="What is the Beacon API rate limit compared to the webhook retry policy?", allowed=("c",)
+    )
+    assert [lead.entity for lead in heuristic_leads(question, "comparative", (), passages, 3)] == []
+    unnamed = [_p("r2", "API rate limits", "Each account may send 50 requests per second.", 9.0), passages[1]]
+    assert [lead.entity for lead in heuristic_leads(question, "comparative", (), unnamed, 3)] == [
+        "Beacon API"
+    ]
