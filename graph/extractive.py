@@ -22,6 +22,11 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
+def is_heading(sentence: str, title: str) -> bool:
+    """A heading line kept in a passage's text for search (the title shows it): not a claim."""
+    return sentence[-1:] not in ".!?;:)\"'”" and sentence in title
+
+
 def term_weights(query: str, passages: Sequence[Passage]) -> dict[str, float]:
     """Inverse document frequency of each query stem over the retrieved passages."""
     query_stems = {stem(t) for t in terms(query)}
@@ -49,6 +54,8 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
         for sentence in split_sentences(passage.text):
             count = len(sentence.split())
             if count < MIN_WORDS or count > MAX_WORDS:
+                continue
+            if is_heading(sentence, passage.title):
                 continue
             own = stems(sentence)
             if not own & weights.keys():

@@ -4,6 +4,7 @@ citation checked against the passages retrieved in this run."""
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from graph.citations import best_quote, is_supported, split_cited, verify_cited
 from graph.context import ResearchLimits
@@ -20,14 +21,26 @@ from graph.models import (
     Plan,
 )
 from graph.prompts import SYNTHESIS_PROMPT, quote_untrusted
+from graph.relevance import (
+    Coverage,
+    QuestionFocus,
+    assess_coverage,
+    bears_on,
+    entity_share,
+    focus_of,
+    term_coverage,
+)
 from graph.schemas import AnswerOutput
+from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.passages import Passage
-from retrieval.text import stems
+from retrieval.text import STOPWORDS, stems, words
 
 logger = logging.getLogger(__name__)
 
 DUPLICATE = 0.7
 RELEVANCE_FLOOR = 0.35
+# The closest sentence is offered under a "not found" only when it carries this much of the ask.
+CLOSEST_COVERAGE = 0.3
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
@@ -86,33 +99,71 @@ def outcomes_of(plan: Plan, findings: Sequence[Finding]) -> tuple[CollectionOutc
     return tuple(outcomes)
 
 
-def _ranked_claims(findings: Sequence[Finding]) -> list[tuple[float, Claim, str]]:
-    """Claims with a score comparable across collections: question coverage plus the cited
-    passage's raw retrieval score relative to the best passage of the whole run."""
-    top = max((p.score for f in findings for p in f.passages), default=0.0) or 1.0
+def question_of(plan: Plan) -> str:
+    """The question as asked (without ``in:``), as every task carries it."""
+    return plan.tasks[0].question if plan.tasks else ""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The claims that answer, best first, whether they cover the question, and (when they do
+    not) the closest claim found."""
+
+    claims: list[tuple[Claim, str]]
+    coverage: Coverage
+    closest: list[tuple[Claim, str]]
+
+
+def _ranked_claims(
+    plan: Plan, findings: Sequence[Finding]
+) -> tuple[list[tuple[float, Claim, str, Passage]], QuestionFocus]:
+    """Claims with one score comparable across collections: how well the sentence answers the
+    question (key-term coverage weighted by rarity, the question's entities named), plus a little
+    of the cited passage's raw retrieval score relative to the best passage of the whole run.
+    Sentences that do not bear on the question are left out."""
+    pool = merge_passages(findings)
+    by_id = {p.id: p for p in pool}
+    focus = focus_of(question_of(plan), pool, extra=[t.collection for t in plan.tasks])
+    top = max((p.score for p in pool), default=0.0) or 1.0
     scored = []
     for finding in findings:
         if finding.status != "ok":
             continue
-        scores = {p.id: p.score for p in finding.passages}
         for claim in finding.claims:
-            retrieval = max((scores.get(pid, 0.0) for pid in claim.passage_ids), default=0.0) / top
-            scored.append((0.6 * claim.coverage + 0.4 * retrieval, claim, finding.collection))
+            cited = [by_id[pid] for pid in claim.passage_ids if pid in by_id]
+            if not cited:
+                continue
+            passage = max(cited, key=lambda p: p.score)
+            retrieval = passage.score / top
+            if focus.empty:
+                relevance = claim.coverage
+            else:
+                if not bears_on(focus, claim.text, passage.title):
+                    continue
+                relevance = 0.75 * term_coverage(focus, claim.text, passage.title) + 0.25 * entity_share(
+                    focus, claim.text + " " + passage.title
+                )
+            scored.append((0.8 * relevance + 0.2 * retrieval, claim, finding.collection, passage))
     scored.sort(key=lambda item: -item[0])
-    return scored
+    return scored, focus
 
 
-def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> list[tuple[Claim, str]]:
-    """The claims worth saying: the best ones, no near-duplicates, and for a comparison at least
-    the best claim of every collection that found something."""
-    ranked = _ranked_claims(findings)
+def choose_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Selection:
+    """The claims worth saying, best first: no near-duplicates, none far below the best, and for
+    a comparison the best claim about each side (or, without named sides, of each collection)."""
+    ranked, focus = _ranked_claims(plan, findings)
     if not ranked:
-        return []
+        return Selection(claims=[], coverage=Coverage(found=False), closest=[])
     floor = RELEVANCE_FLOOR * ranked[0][0]
     kept: list[tuple[Claim, str]] = []
+    kept_passages: list[Passage] = []
     kept_stems: list[set[str]] = []
-    must = {c for _, _, c in ranked} if plan.kind == "comparative" else set()
-    for score, claim, collection in ranked:
+    side_words = [set(words(side)) - STOPWORDS for side in plan.sides] if plan.kind == "comparative" else []
+    must_collections = (
+        {c for _, _, c, _ in ranked} if plan.kind == "comparative" and not side_words else set()
+    )
+    must_sides: list[set[str]] = [w for w in side_words if w]
+    for score, claim, collection, passage in ranked:
         own = stems(claim.text)
         duplicate = next((i for i, other in enumerate(kept_stems) if jaccard(own, other) >= DUPLICATE), None)
         if duplicate is not None:
@@ -122,12 +173,29 @@ def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimit
                 kept[duplicate][1],
             )
             continue
-        needed = collection in must and all(c != collection for _, c in kept)
+        present = set(words(claim.text + " " + passage.title))
+        side = next((w for w in must_sides if w <= present), None)
+        needed = side is not None or (
+            collection in must_collections and all(c != collection for _, c in kept)
+        )
         if not needed and (score < floor or len(kept) >= limits.answer_sentences):
             continue
+        if side is not None:
+            must_sides.remove(side)
         kept.append((claim, collection))
+        kept_passages.append(passage)
         kept_stems.append(own)
-    return kept
+    best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
+    coverage = assess_coverage(focus, best, merge_passages(findings))
+    if coverage.found:
+        return Selection(claims=kept, coverage=coverage, closest=[])
+    closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
+    return Selection(claims=[], coverage=coverage, closest=closest)
+
+
+def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> list[tuple[Claim, str]]:
+    """The claims that answer the question, best first; none when the evidence does not cover it."""
+    return choose_claims(plan, findings, limits).claims
 
 
 def build_answer(
@@ -137,43 +205,37 @@ def build_answer(
     *,
     mode: str = "extractive",
 ) -> tuple[Answer, int]:
-    """Group claims by collection (collections ordered by their best claim), number citations in
-    order of first use, and drop any sentence whose citation is not a supported, retrieved passage.
-    Returns the answer and how many sentences were dropped."""
+    """Sentences in the order given (best first); consecutive sentences from one collection form
+    one section, so every sentence stays attributed to its collection. Citations are numbered in
+    order of first use, and any sentence whose citation is not a supported, retrieved passage is
+    dropped. Returns the answer and how many sentences were dropped."""
     retrieved = {p.id: p for f in findings for p in f.passages}
-    order: list[str] = []
-    grouped: dict[str, list[Claim]] = {}
-    for claim, collection in claims:
-        if collection not in grouped:
-            order.append(collection)
-            grouped[collection] = []
-        grouped[collection].append(claim)
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
-    sections: list[AnswerSection] = []
+    runs: list[tuple[str, list[AnswerSentence]]] = []
     dropped = 0
-    for collection in order:
-        sentences: list[AnswerSentence] = []
-        for claim in grouped[collection]:
-            cited = [retrieved[pid] for pid in claim.passage_ids if pid in retrieved]
-            if not cited or not is_supported(claim.text, (p.text for p in cited)):
-                dropped += 1
-                continue
-            refs = []
-            for passage in cited:
-                if passage.id not in numbers:
-                    numbers[passage.id] = len(citations) + 1
-                    citations.append(Citation(n=numbers[passage.id], passage=passage, quote=claim.text))
-                refs.append(numbers[passage.id])
-            sentences.append(AnswerSentence(text=claim.text, citations=tuple(refs)))
-        if sentences:
-            sections.append(AnswerSection(collection=collection, sentences=tuple(sentences)))
+    for claim, collection in claims:
+        cited = [retrieved[pid] for pid in claim.passage_ids if pid in retrieved]
+        if not cited or not is_supported(claim.text, (p.text for p in cited)):
+            dropped += 1
+            continue
+        refs = []
+        for passage in cited:
+            if passage.id not in numbers:
+                numbers[passage.id] = len(citations) + 1
+                citations.append(Citation(n=numbers[passage.id], passage=passage, quote=claim.text))
+            refs.append(numbers[passage.id])
+        sentence = AnswerSentence(text=claim.text, citations=tuple(refs))
+        if runs and runs[-1][0] == collection:
+            runs[-1][1].append(sentence)
+        else:
+            runs.append((collection, [sentence]))
     if dropped:
         logger.info("dropped %d unsupported sentences", dropped)
     answer = Answer(
         mode="llm" if mode == "llm" else "extractive",
         kind=plan.kind,
-        sections=tuple(sections),
+        sections=tuple(AnswerSection(collection=c, sentences=tuple(ss)) for c, ss in runs),
         citations=tuple(citations),
         outcomes=outcomes_of(plan, findings),
         retrieved=merge_passages(findings),
@@ -183,8 +245,30 @@ def build_answer(
 
 
 def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Answer:
-    answer, _ = build_answer(plan, findings, select_claims(plan, findings, limits))
-    return answer
+    """The answer, best sentence first; or, when the evidence does not cover the question, no
+    answer sentences and at most one clearly labelled closest sentence."""
+    selection = choose_claims(plan, findings, limits)
+    if selection.coverage.found:
+        answer, _ = build_answer(plan, findings, selection.claims)
+        return answer
+    if selection.coverage.missing_entities or selection.coverage.missing_terms:
+        logger.debug(
+            "not covered",
+            extra={
+                "missing_entities": selection.coverage.missing_entities,
+                "missing_terms": selection.coverage.missing_terms,
+            },
+        )
+    answer, _ = build_answer(plan, findings, selection.closest)
+    closest = tuple(sentence for section in answer.sections for sentence in section.sentences)
+    language = detect_language(question_of(plan))
+    return answer.model_copy(
+        update={
+            "sections": (),
+            "closest": closest,
+            "other_language": language if language != DEFAULT_LANGUAGE else "",
+        }
+    )
 
 
 async def synthesize_with_llm(

@@ -41,7 +41,8 @@ def test_json_matches_the_command_line_contract() -> None:
         ),
     )
     payload = answer_json(answer, CONFIG, 1.23456)
-    assert set(payload) == {"answer", "mode", "citations", "collections", "seconds"}
+    assert set(payload) == {"answer", "mode", "found", "citations", "collections", "seconds"}
+    assert payload["found"] is True
     assert payload["mode"] == "extractive" and payload["seconds"] == 1.2346
     assert payload["citations"] == [
         {
