@@ -2,34 +2,47 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# `make run` installs only what Confer needs; the test, lint and benchmark targets add the dev extras.
+RUNTIME := $(VENV)/.installed-runtime
+DEV := $(VENV)/.installed-dev
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test lint bench eval format clean
+.PHONY: run test lint bench eval format clean playground
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Confer needs Python 3.11 or newer")'
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
-	@touch $(STAMP)
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) --upgrade pip
 
-run: $(STAMP)
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	$(PIP) -e .
+	@touch $(RUNTIME)
+
+$(DEV): pyproject.toml | $(BIN)/python
+	$(PIP) -e ".[dev]"
+	@touch $(RUNTIME) $(DEV)
+
+run: $(RUNTIME)
 	$(BIN)/confer index
 	$(BIN)/confer ask
 
-test: $(STAMP)
+test: $(DEV)
 	$(BIN)/python -m pytest -q
 
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-format: $(STAMP)
+format: $(DEV)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(STAMP)
+# Confer in Teams local mode beside Microsoft 365 Agents Playground (needs Node.js); see README, Teams.
+playground: $(RUNTIME)
+	bash deploy/teams/playground.sh
+
+bench: $(DEV)
 	$(BIN)/python -m bench
 
 clean:

@@ -1,26 +1,34 @@
 """Factories that build the real clients from settings (the only place that does)."""
 
-from bot.metrics import ConferMetrics, MetricsLLMObserver, build_metrics
-from bot.service import ResearchService
+from typing import TYPE_CHECKING
+
 from bot.settings import ConferSettings
-from graph.context import ResearchLimits
-from graph.llm import ChatModel
-from retrieval.backends import SearchBackend
-from retrieval.backends.elastic import build_elasticsearch_backend
-from retrieval.backends.embedded import build_embedded_backend
 from retrieval.collections import CollectionsConfig, load_collections
 
+if TYPE_CHECKING:  # the graph, the service and the clients load only when built (fast CLI start)
+    from bot.metrics import ConferMetrics
+    from bot.service import ResearchService
+    from graph.context import ResearchLimits
+    from graph.llm import ChatModel
+    from retrieval.backends import SearchBackend
 
-def build_backend(settings: ConferSettings) -> SearchBackend:
+
+def build_backend(settings: ConferSettings) -> "SearchBackend":
     if settings.elasticsearch_url:
+        from retrieval.backends.elastic import build_elasticsearch_backend  # only with ELASTICSEARCH_URL
+
         api_key = (
             settings.elasticsearch_api_key.get_secret_value() if settings.elasticsearch_api_key else None
         )
         return build_elasticsearch_backend(url=settings.elasticsearch_url, api_key=api_key)
+    from retrieval.backends.embedded import build_embedded_backend
+
     return build_embedded_backend(settings.data_dir)
 
 
-def build_limits(settings: ConferSettings) -> ResearchLimits:
+def build_limits(settings: ConferSettings) -> "ResearchLimits":
+    from graph.context import ResearchLimits
+
     return ResearchLimits(
         top_k=settings.top_k,
         max_fanout=settings.max_fanout,
@@ -29,10 +37,11 @@ def build_limits(settings: ConferSettings) -> ResearchLimits:
     )
 
 
-def build_llm(settings: ConferSettings, metrics: ConferMetrics) -> ChatModel | None:
+def build_llm(settings: ConferSettings, metrics: "ConferMetrics") -> "ChatModel | None":
     """The configured OpenAI-compatible model, or ``None`` (extractive answers) without LLM_MODEL."""
     if not settings.llm_model:
         return None
+    from bot.metrics import MetricsLLMObserver
     from graph.openai_model import build_chat_model  # the openai package loads only when needed
 
     return build_chat_model(
@@ -47,9 +56,12 @@ def build_service(
     settings: ConferSettings,
     *,
     config: CollectionsConfig | None = None,
-    backend: SearchBackend | None = None,
-    metrics: ConferMetrics | None = None,
-) -> ResearchService:
+    backend: "SearchBackend | None" = None,
+    metrics: "ConferMetrics | None" = None,
+) -> "ResearchService":
+    from bot.metrics import build_metrics
+    from bot.service import ResearchService
+
     metrics = metrics or build_metrics()
     return ResearchService(
         config=config or load_collections(settings.collections_path),

@@ -2,61 +2,113 @@
 1 for anything else; errors are one clear line on stderr."""
 
 import argparse
-import asyncio
-import json
-import logging
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-from rich.text import Text
+# Only argparse loads before the arguments are parsed: `confer --help` and usage errors answer at
+# once, and each command imports what it uses (the graph only for `ask`/`eval`/`serve`, ingestion only
+# for `index`, the Elasticsearch client only with ELASTICSEARCH_URL).
+if TYPE_CHECKING:
+    import asyncio
 
-from bot import messages
-from bot.app import build_backend, build_service
-from bot.errors import DatasetError
-from bot.logs import configure_logging
-from bot.render import answer_json
-from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService
-from bot.settings import ConferSettings, SettingsError, load_settings
-from bot.terminal import ProgressView, render_answer
-from graph.events import AnswerReady, ProgressEvent
-from graph.planning import CollectionAccessError
-from retrieval.collections import CollectionsConfig, load_collections, resolve_sources
-from retrieval.errors import CollectionsFileError, ConferError, IndexingError
-from retrieval.ingest.pipeline import index_collection
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
-logger = logging.getLogger(__name__)
+    from bot.service import ResearchService
+    from bot.settings import ConferSettings
+    from retrieval.collections import CollectionsConfig
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
-_BAD_INPUT = (CollectionsFileError, SettingsError, CollectionAccessError, EmptyQuestionError, DatasetError)
+HISTORY_FILE = "history"  # under CONFER_DATA_DIR: the interactive prompt's line history
+HISTORY_LENGTH = 1000
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"confer: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.format_usage()}{self.prog}: {message}\n")
+
+
+class _Version(argparse.Action):
+    """``--version`` reads the installed package's version only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help="show the version and exit")
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("confer")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            number = "(not installed)"
+        sys.stdout.write(f"confer {number}\n")
+        parser.exit(EXIT_OK)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="confer", description="Research questions across document collections, with citations."
+        prog="confer",
+        description="Research questions across document collections, with citations.",
+        epilog="Settings come from the environment and .env (see README). "
+        "`confer COMMAND --help` describes a command.",
     )
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    index = commands.add_parser("index", help="ingest the sources of all (or the named) collections")
-    index.add_argument("names", nargs="*", metavar="NAME")
-    ask = commands.add_parser("ask", help="answer a question in the terminal (no question: interactive)")
-    ask.add_argument("question", nargs="?", metavar="QUESTION")
+    parser.add_argument("--version", action=_Version)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name, help=summary, description=f"{summary[0].upper()}{summary[1:]}. {description}"
+        )
+
+    index = command(
+        "index",
+        "ingest the sources of all (or the named) collections",
+        "Reads each collection's `sources` from the collections file into the search index. "
+        "Running it again only applies what changed and removes passages of deleted files.",
+    )
+    index.add_argument("names", nargs="*", metavar="NAME", help="collections to index (default: all)")
+    ask = command(
+        "ask",
+        "answer a question in the terminal",
+        "Researches each relevant collection in parallel and prints a cited answer. Without a "
+        "QUESTION, asks interactively (line editing and history; an empty line or Ctrl-D quits).",
+    )
+    ask.add_argument("question", nargs="?", metavar="QUESTION", help="the question (quote it)")
     ask.add_argument("--in", dest="targets", default="", metavar="a,b", help="search only these collections")
     ask.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    commands.add_parser("collections", help="list collections with document and passage counts")
-    commands.add_parser(
-        "serve", help="run the Slack service (HTTP mode, or Socket Mode with SLACK_APP_TOKEN)"
+    command(
+        "collections",
+        "list collections with document and passage counts",
+        "Shows every collection of the collections file and what its index holds.",
     )
-    evaluate = commands.add_parser(
-        "eval", help="retrieval, routing, citation and latency metrics on a benchmark"
+    command(
+        "serve",
+        "run the chat service: Slack and/or Teams, each enabled by its credentials",
+        "HTTP on PORT (/slack/events, /api/messages, /metrics, /healthz, /readyz), or Slack's Socket "
+        "Mode when SLACK_APP_TOKEN is set. Slack needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET; "
+        "Teams needs its app id, secret and tenant, or CONFER_TEAMS_LOCAL=true (see README).",
     )
-    evaluate.add_argument("dataset", metavar="DATASET_DIR", type=Path)
+    evaluate = command(
+        "eval",
+        "retrieval, routing, citation and latency metrics on a benchmark",
+        "Indexes the benchmark's collections into throw-away indexes, answers its questions and "
+        "compares with a one-index baseline in the same run.",
+    )
+    evaluate.add_argument(
+        "dataset",
+        metavar="DATASET_DIR",
+        type=Path,
+        help="a folder with collections.yaml and questions_<split>.jsonl",
+    )
     evaluate.add_argument("--split", default="dev", help="reads questions_<split>.jsonl (default: dev)")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     evaluate.add_argument("--out", type=Path, default=Path("eval-results"), help="report folder")
@@ -70,16 +122,20 @@ def say_error(line: str) -> None:
     sys.stderr.flush()
 
 
-def _console(*, stderr: bool = False) -> Console:
+def _console(*, stderr: bool = False) -> "Console":
     """Wrap to the terminal's width on a terminal; elsewhere keep each line whole."""
+    from rich.console import Console
+
     console = Console(stderr=stderr, highlight=False)
     if not console.is_terminal:
         console.soft_wrap = True
     return console
 
 
-def _progress(err: Console) -> Progress:
+def _progress(err: "Console") -> "Progress":
     """A progress bar on stderr, shown only on a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -92,10 +148,31 @@ def _progress(err: Console) -> Progress:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exit_:  # --help and usage errors
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version and usage errors
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    if args.command is None:
+        sys.stderr.write(parser.format_usage())
+        sys.stderr.write("commands: index, ask, collections, serve, eval — `confer --help` describes them\n")
+        return EXIT_USAGE
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from bot import messages
+    from bot.errors import DatasetError, EmptyQuestionError
+    from bot.logs import configure_logging
+    from bot.settings import SettingsError, load_settings
+    from graph.planning import CollectionAccessError
+    from retrieval.collections import load_collections
+    from retrieval.errors import CollectionsFileError, ConferError
+
+    bad_input = (CollectionsFileError, SettingsError, CollectionAccessError, EmptyQuestionError, DatasetError)
     err = _console(stderr=True)
     try:
         settings = load_settings()
@@ -115,8 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             check_slack_settings(settings)
             return asyncio.run(run_server(settings))
-        return asyncio.run(_ask(settings, config, args.question, args.targets, args.json, err))
-    except _BAD_INPUT as exc:
+        return _ask(settings, config, args.question, args.targets, args.json, err)
+    except bad_input as exc:
         say_error(messages.describe_error(exc))
         return EXIT_USAGE
     except ConferError as exc:
@@ -125,12 +202,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception:
-        logger.debug("unexpected error", exc_info=True)  # CONFER_LOG_LEVEL=DEBUG shows the traceback
+        # CONFER_LOG_LEVEL=DEBUG shows the traceback
+        logging.getLogger(__name__).debug("unexpected error", exc_info=True)
         say_error(messages.UNEXPECTED)
         return EXIT_ERROR
 
 
-async def _index(settings: ConferSettings, config: CollectionsConfig, names: list[str], err: Console) -> int:
+async def _index(
+    settings: "ConferSettings", config: "CollectionsConfig", names: list[str], err: "Console"
+) -> int:
+    from bot import messages
+    from bot.app import build_backend
+    from graph.planning import CollectionAccessError
+    from retrieval.collections import resolve_sources
+    from retrieval.errors import IndexingError
+    from retrieval.ingest.pipeline import index_collection
+
     unknown = [n for n in names if config.get(n) is None]
     if unknown:
         raise CollectionAccessError(unknown=tuple(unknown), forbidden=(), allowed=config.names)
@@ -141,20 +228,25 @@ async def _index(settings: ConferSettings, config: CollectionsConfig, names: lis
     failures = 0
     try:
         with _progress(err) as progress:
+            # While the bar is drawn, every line goes through its console, above the bar; a line
+            # written past it (another console, or straight to the stream) would be drawn over.
+            lines = progress.console if progress.live.is_started and out.is_terminal else out
             for collection, files in plans:
                 task = progress.add_task(collection.title, total=len(files))
 
-                def advance(_path: Path, task: TaskID = task) -> None:
+                def advance(_path: Path, task: "TaskID" = task) -> None:
                     progress.advance(task)
 
                 report = await index_collection(backend, collection, config, files=files, on_file=advance)
                 failures += len(report.failures)
                 for failure in report.failures:
-                    say_error(messages.describe_error(failure))
-                out.print(
+                    _say_error_via(progress, messages.describe_error(failure))
+                lines.print(
                     f"{collection.name}: {report.documents} documents, {report.passages} passages "
                     f"(+{report.added} −{report.removed}, {report.unchanged} unchanged)"
-                    + (f", {len(report.failures)} file(s) skipped" if report.failures else "")
+                    + (f", {len(report.failures)} file(s) skipped" if report.failures else ""),
+                    markup=False,
+                    highlight=False,
                 )
     except IndexingError as exc:
         say_error(messages.describe_error(exc))
@@ -164,9 +256,23 @@ async def _index(settings: ConferSettings, config: CollectionsConfig, names: lis
     return EXIT_OK
 
 
-async def _eval(settings: ConferSettings, args: argparse.Namespace, err: Console) -> int:
-    from bot.evaluation import evaluate, markdown_report, write_plots
+def _say_error_via(progress: "Progress", line: str) -> None:
+    """``say_error`` that does not tear a live progress bar."""
+    if progress.live.is_started:
+        progress.console.print(f"confer: {' '.join(line.split())}", markup=False, highlight=False)
+    else:
+        say_error(line)
 
+
+async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
+    import json
+
+    from bot.errors import DatasetError
+    from bot.evaluation import evaluate, markdown_report, write_plots
+    from retrieval.errors import CollectionsFileError
+
+    if not args.dataset.is_dir():
+        raise DatasetError(f"{args.dataset}: no such folder")
     if not (args.dataset / "collections.yaml").is_file():
         raise CollectionsFileError(path=args.dataset / "collections.yaml", problems=["file not found"])
     if args.limit is not None and args.limit < 1:
@@ -198,7 +304,11 @@ async def _eval(settings: ConferSettings, args: argparse.Namespace, err: Console
     return EXIT_OK
 
 
-async def _collections(settings: ConferSettings, config: CollectionsConfig) -> int:
+async def _collections(settings: "ConferSettings", config: "CollectionsConfig") -> int:
+    from rich.text import Text
+
+    from bot.app import build_backend
+
     backend = build_backend(settings)
     out = _console()
     try:
@@ -213,27 +323,45 @@ async def _collections(settings: ConferSettings, config: CollectionsConfig) -> i
     return EXIT_OK
 
 
-async def _ask(
-    settings: ConferSettings,
-    config: CollectionsConfig,
+def _ask(
+    settings: "ConferSettings",
+    config: "CollectionsConfig",
     text: str | None,
     targets: str,
     as_json: bool,
-    err: Console,
+    err: "Console",
 ) -> int:
-    service = build_service(settings, config=config)
+    """One question, or the interactive prompt: each question runs on the same event loop, and
+    the prompt itself reads on the main thread (so Ctrl-C and readline behave as in any shell)."""
+    import asyncio
+
+    from bot.app import build_service
+
+    async def start() -> "ResearchService":
+        return build_service(settings, config=config)
+
     extra = [t.strip().lower() for t in targets.split(",") if t.strip()]
-    try:
-        if text is not None:
-            return await _ask_once(service, text, extra, as_json, err)
-        return await _interactive(service, extra, err)
-    finally:
-        await service.close()
+    with asyncio.Runner() as runner:
+        service = runner.run(start())
+        try:
+            if text is not None:
+                return runner.run(_ask_once(service, text, extra, as_json, err))
+            return _interactive(runner, service, extra, err, settings.data_dir / HISTORY_FILE)
+        finally:
+            runner.run(service.close())
 
 
 async def _ask_once(
-    service: ResearchService, text: str, extra: list[str], as_json: bool, err: Console
+    service: "ResearchService", text: str, extra: list[str], as_json: bool, err: "Console"
 ) -> int:
+    import json
+
+    from bot import messages
+    from bot.render import answer_json
+    from bot.service import QuestionTimeoutError
+    from bot.terminal import ProgressView, render_answer
+    from graph.events import AnswerReady, ProgressEvent
+
     question = service.make_question(text, extra_targets=extra)
     out = _console()
     view = None if as_json else ProgressView(out, service.config)
@@ -260,21 +388,34 @@ async def _ask_once(
     return EXIT_OK
 
 
-async def _interactive(service: ResearchService, extra: list[str], err: Console) -> int:
+def _interactive(
+    runner: "asyncio.Runner", service: "ResearchService", extra: list[str], err: "Console", history: Path
+) -> int:
+    from rich.text import Text
+
+    from bot import messages
+    from bot.errors import EmptyQuestionError
+    from graph.planning import CollectionAccessError
+
     out = _console()
     out.print(
         Text("Ask a question (empty line or Ctrl-D to quit). Collections: " + ", ".join(service.config.names))
     )
-    loop = asyncio.get_running_loop()
+    tty = sys.stdin.isatty() and out.is_terminal
+    save_history = _line_editing(history) if tty else None
     while True:
         try:
-            line = await loop.run_in_executor(None, _prompt, out.is_terminal)
+            line = input("? " if tty else "")
         except EOFError:
+            if tty:
+                out.print()
             return EXIT_OK
+        if save_history is not None:
+            save_history()
         if not line.strip() or line.strip().lower() in ("quit", "exit"):
             return EXIT_OK
         try:
-            await _ask_once(service, line, extra, False, err)
+            runner.run(_ask_once(service, line, extra, False, err))
         except CollectionAccessError as exc:
             say_error(messages.describe_error(exc))
         except EmptyQuestionError:
@@ -282,8 +423,26 @@ async def _interactive(service: ResearchService, extra: list[str], err: Console)
         out.print()
 
 
-def _prompt(tty: bool) -> str:
-    return input("? " if tty else "")
+def _line_editing(history: Path) -> "Callable[[], None] | None":
+    """Readline editing for ``input()`` with the previous sessions' questions; returns the function
+    that saves the history (after each line, so an interrupted session keeps it)."""
+    try:
+        import readline
+    except ImportError:  # Python built without readline (e.g. Windows): plain input
+        return None
+    readline.set_history_length(HISTORY_LENGTH)
+    with contextlib.suppress(OSError):
+        readline.read_history_file(history)
+
+    def save() -> None:
+        try:
+            history.parent.mkdir(parents=True, exist_ok=True)
+            readline.write_history_file(history)
+            history.chmod(0o600)  # questions people asked: theirs only
+        except OSError:
+            pass  # a read-only data folder costs the history, never the session
+
+    return save
 
 
 if __name__ == "__main__":

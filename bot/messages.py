@@ -1,9 +1,9 @@
 """Every sentence Confer says to people, in one place (errors, replies, status wording)."""
 
+import difflib
 from collections.abc import Sequence
 
-from bot.errors import DatasetError
-from bot.service import EmptyQuestionError
+from bot.errors import DatasetError, EmptyQuestionError
 from bot.settings import SettingsError
 from graph.models import FindingStatus, QuestionKind
 from graph.planning import CollectionAccessError
@@ -85,10 +85,18 @@ def partial_note(failed: Sequence[tuple[str, FindingStatus, str]]) -> str:
     return "This answer is partial: " + ", ".join(parts) + " could not be searched."
 
 
+def _unknown_name(name: str, allowed: Sequence[str]) -> str:
+    """``'enginering' (did you mean 'engineering'?)``: only names this place may search are offered."""
+    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    return f"'{name}' (did you mean '{close[0]}'?)" if close else f"'{name}'"
+
+
 def collection_access(error: CollectionAccessError) -> str:
     problems = []
     if error.unknown:
-        problems.append("there is no collection " + ", ".join(f"'{n}'" for n in error.unknown))
+        problems.append(
+            "there is no collection " + ", ".join(_unknown_name(n, error.allowed) for n in error.unknown)
+        )
     if error.forbidden:
         problems.append("this channel may not search " + ", ".join(f"'{n}'" for n in error.forbidden))
     allowed = ", ".join(error.allowed) if error.allowed else "none"
@@ -146,3 +154,54 @@ def collections_list(entries: list[tuple[str, str, str]]) -> str:
 def asked_by(user_mention: str, question: str) -> str:
     """The root message of a ``/ask`` thread, restating the question and who asked."""
     return f"{user_mention} asked: {question}"
+
+
+# Status messages (every platform): the lines of a status while a question is researched.
+STATUS_READING = "🔎 Reading your question…"
+STATUS_SEARCHING = "searching…"
+STATUS_TIMED_OUT = "⏱️ Stopped: the question ran out of time."
+STATUS_INTERRUPTED = "⏹️ Interrupted."
+STATUS_POST_FAILED = "⚠️ Could not post the answer."
+STATUS_UNEXPECTED = "⚠️ Something went wrong."
+STATUS_ICONS: dict[FindingStatus, str] = {"ok": "✅", "empty": "➖", "failed": "⚠️", "timeout": "⏱️"}
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def status_queued(ahead: int) -> str:
+    return f"⏳ Queued: {_plural(ahead, 'question')} ahead of yours."
+
+
+def status_researching(collections: int) -> str:
+    return f"🔎 Researching {_plural(collections, 'collection')}:"
+
+
+def status_row(status: FindingStatus, sources: int, reason: str) -> str:
+    """What one finished collection says, without its title: ``done, 3 sources``."""
+    label = STATUS_LABELS[status]
+    if status == "ok":
+        return f"{label}, {_plural(sources, 'source')}"
+    if status == "failed":
+        return f"{label} ({failure_reason(reason)})"
+    return label
+
+
+def status_done(*, seconds: float, collections: int, sources: int, unavailable: int) -> str:
+    line = f"✅ Done in {seconds:.1f} s · {_plural(collections, 'collection')} · {_plural(sources, 'source')}"
+    return line + (f" · {unavailable} unavailable" if unavailable else "")
+
+
+# Microsoft Teams.
+TEAMS_SOURCES = "Sources"
+TEAMS_FEEDBACK_UP = "👍 Helpful"
+TEAMS_FEEDBACK_DOWN = "👎 Not helpful"
+TEAMS_FEEDBACK_THANKS = "Thanks for the feedback."
+TEAMS_MORE_SOURCES = "…and {count} more sources."
+TEAMS_USAGE = (
+    "Mention me with a question (in a personal chat, just write it) and I'll research it across the "
+    "document collections this conversation may search, then answer with numbered sources.\n\n"
+    "- `in:a,b` anywhere in the question limits the search to those collections.\n"
+    "- `list` shows the collections; `help` shows this."
+)

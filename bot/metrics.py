@@ -28,6 +28,8 @@ class ConferMetrics:
     feedback: Counter
     llm_fallbacks: Counter
     ready: Gauge
+    teams_api_calls: Counter
+    teams_rate_limited: Counter
 
 
 class MetricsLLMObserver:
@@ -133,6 +135,18 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             "confer_llm_fallbacks",
             "Steps where the model was not usable and the extractive or heuristic path ran.",
             ["stage"],
+            registry=registry,
+        ),
+        teams_api_calls=Counter(
+            "confer_teams_api_calls",
+            "Bot Framework connector calls by method and outcome.",
+            ["method", "outcome"],
+            registry=registry,
+        ),
+        teams_rate_limited=Counter(
+            "confer_teams_rate_limited",
+            "Teams 429 answers by method.",
+            ["method"],
             registry=registry,
         ),
     )

@@ -1,5 +1,6 @@
 """Turning an ``Answer`` into text: plain text with ``[n]`` markers, and the JSON of ``confer ask``."""
 
+import hashlib
 import re
 from typing import Any
 
@@ -114,3 +115,9 @@ def answer_json(answer: Answer, config: CollectionsConfig, seconds: float) -> di
         ],
         "seconds": round(seconds, 4),
     }
+
+
+def answer_id(answer: Answer) -> str:
+    """A short id for feedback: derived from the cited passages, never from people's text."""
+    digest = hashlib.sha256("|".join(c.passage.id for c in answer.citations).encode()).hexdigest()
+    return digest[:16]

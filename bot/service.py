@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bot.errors import EmptyQuestionError as EmptyQuestionError  # importers of bot.service keep it
 from bot.metrics import ConferMetrics
 from graph.builder import ResearchGraph, build_research_graph
 from graph.context import GraphContext, ResearchLimits
@@ -28,12 +29,8 @@ from retrieval.passages import CollectionStats, Passage, SyncStats
 
 logger = logging.getLogger(__name__)
 
-Surface = Literal["mention", "command", "cli"]
+Surface = Literal["mention", "command", "cli", "teams"]
 EventHandler = Callable[[ProgressEvent], Awaitable[None]]
-
-
-class EmptyQuestionError(ConferError):
-    """The question had no text once ``in:`` targets were taken out."""
 
 
 class QuestionTimeoutError(ConferError):

@@ -1,9 +1,10 @@
 """Settings from the environment and ``.env`` (DESIGN §6), validated once at start-up."""
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from retrieval.errors import ConferError
@@ -19,6 +20,10 @@ class SettingsError(ConferError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         super().__init__("; ".join(problems))
+
+
+_TEAMS = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def _env(name: str) -> AliasChoices:
@@ -52,11 +57,18 @@ class ConferSettings(BaseSettings):
     slack_app_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_APP_TOKEN"))
     slack_api_url: str | None = Field(None, validation_alias=_env("SLACK_API_URL"))
     port: int = Field(3000, ge=1, le=65535, validation_alias=_env("PORT"))
+    host: str | None = Field(None, validation_alias=_env("CONFER_HOST"))
     max_concurrent_questions: int = Field(
         8, ge=1, le=256, validation_alias=_env("CONFER_MAX_CONCURRENT_QUESTIONS")
     )
     shutdown_grace: float = Field(30.0, ge=0, le=600, validation_alias=_env("CONFER_SHUTDOWN_GRACE_SECONDS"))
     dedupe_ttl: int = Field(3600, ge=60, le=7 * 86400, validation_alias=_env("CONFER_DEDUPE_TTL_SECONDS"))
+
+    # Teams: the Microsoft 365 Agents SDK's own variable names for its service connection.
+    teams_app_id: str | None = Field(None, validation_alias=_env(f"{_TEAMS}CLIENTID"))
+    teams_app_secret: SecretStr | None = Field(None, validation_alias=_env(f"{_TEAMS}CLIENTSECRET"))
+    teams_tenant_id: str | None = Field(None, validation_alias=_env(f"{_TEAMS}TENANTID"))
+    teams_local: bool = Field(False, validation_alias=_env("CONFER_TEAMS_LOCAL"))
 
     redis_url: SecretStr | None = Field(None, validation_alias=_env("REDIS_URL"))
     database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))
@@ -76,6 +88,46 @@ class ConferSettings(BaseSettings):
     def _blank_is_unset(cls, value: str | None) -> str | None:
         return value.strip() or None if value is not None else None
 
+    @field_validator("teams_app_id", "teams_tenant_id")
+    @classmethod
+    def _teams_id(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not re.fullmatch(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}", value):
+            raise ValueError("must be a GUID (the Entra app or tenant id)")
+        return value
+
+    @model_validator(mode="after")
+    def _teams_complete(self) -> "ConferSettings":
+        given = [self.teams_app_id, self.teams_app_secret, self.teams_tenant_id]
+        if any(given) and not all(given):
+            raise ValueError(
+                f"{_TEAMS}CLIENTID, {_TEAMS}CLIENTSECRET and {_TEAMS}TENANTID: set all three, or none"
+            )
+        if self.teams_local and any(given):
+            raise ValueError("CONFER_TEAMS_LOCAL: local mode takes no Teams credentials; unset them")
+        if self.teams_local and self.host not in (None, *LOOPBACK_HOSTS):
+            raise ValueError(
+                "CONFER_HOST: local mode accepts unauthenticated activities, so it listens on 127.0.0.1 only"
+            )
+        return self
+
+    @property
+    def listen_host(self) -> str:
+        """Every interface in a container; only this machine in Teams local mode."""
+        if self.host:
+            return self.host
+        return "127.0.0.1" if self.teams_local else "0.0.0.0"  # noqa: S104
+
+    @property
+    def slack_enabled(self) -> bool:
+        return self.slack_bot_token is not None
+
+    @property
+    def teams_enabled(self) -> bool:
+        return self.teams_local or self.teams_app_id is not None
+
     @field_validator("log_level")
     @classmethod
     def _level(cls, value: str) -> str:
@@ -90,6 +142,7 @@ class ConferSettings(BaseSettings):
         "slack_app_token",
         "llm_api_key",
         "elasticsearch_api_key",
+        "teams_app_secret",
     )
     @classmethod
     def _no_placeholder(cls, value: SecretStr | None) -> SecretStr | None:
@@ -114,8 +167,11 @@ def load_settings(env_file: str | None = ".env") -> ConferSettings:
     except ValidationError as exc:
         problems = []
         for error in exc.errors(include_input=False, include_url=False):
-            field = str(error["loc"][0]) if error["loc"] else "settings"
-            name = _FIELD_TO_ENV.get(field, field)
             message = error["msg"].removeprefix("Value error, ")
+            if not error["loc"]:  # a check across variables names them itself
+                problems.append(message)
+                continue
+            field = str(error["loc"][0])
+            name = _FIELD_TO_ENV.get(field, field)
             problems.append(f"{name}: {message}")
         raise SettingsError(problems) from None

@@ -1,4 +1,5 @@
-"""The HTTP server: ``POST /slack/events``, ``GET /metrics``, ``GET /healthz``, ``GET /readyz``."""
+"""The HTTP server: ``POST /slack/events``, ``POST /api/messages`` (Teams), ``GET /metrics``,
+``GET /healthz``, ``GET /readyz``."""
 
 import time
 from collections.abc import Awaitable, Callable
@@ -11,9 +12,12 @@ from slack_bolt.async_app import AsyncApp
 from bot.metrics import ConferMetrics
 
 ReadyCheck = Callable[[], Awaitable[bool]]
+Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
-def build_web_app(*, bolt: AsyncApp | None, metrics: ConferMetrics, ready: ReadyCheck) -> web.Application:
+def build_web_app(
+    *, bolt: AsyncApp | None, metrics: ConferMetrics, ready: ReadyCheck, teams: Handler | None = None
+) -> web.Application:
     app = web.Application(client_max_size=1024 * 1024)
 
     async def slack_events(request: web.Request) -> web.Response:
@@ -43,6 +47,8 @@ def build_web_app(*, bolt: AsyncApp | None, metrics: ConferMetrics, ready: Ready
 
     if bolt is not None:
         app.router.add_post("/slack/events", slack_events)
+    if teams is not None:
+        app.router.add_post("/api/messages", teams)
     app.router.add_get("/metrics", metrics_with_readiness)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)

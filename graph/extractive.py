@@ -2,11 +2,11 @@
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from graph.models import Claim
 from retrieval.passages import Passage
-from retrieval.text import split_sentences, stem, stems, terms
+from retrieval.text import sentence_stems, stem, stems, terms
 
 MIN_WORDS = 5
 MAX_WORDS = 80
@@ -29,9 +29,12 @@ def is_heading(sentence: str, title: str) -> bool:
 
 def term_weights(query: str, passages: Sequence[Passage]) -> dict[str, float]:
     """Inverse document frequency of each query stem over the retrieved passages."""
+    return _weights(query, [stems(p.text + " " + p.title) for p in passages])
+
+
+def _weights(query: str, passage_stems: Sequence[set[str]]) -> dict[str, float]:
     query_stems = {stem(t) for t in terms(query)}
-    passage_stems = [stems(p.text + " " + p.title) for p in passages]
-    n = len(passages) or 1
+    n = len(passage_stems) or 1
     return {s: math.log(1 + n / (1 + sum(1 for ps in passage_stems if s in ps))) + 0.1 for s in query_stems}
 
 
@@ -41,50 +44,58 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
 
     A sentence scores on its own words plus, at a discount, its passage's title (which carries
     the subject a sentence may refer to as "it").
+
+    Each passage is split and stemmed once (``sentence_stems``): its sentences' stems serve both
+    the term weights and the candidates.
     """
-    weights = term_weights(query, passages)
+    analysed = [(passage, *sentence_stems(passage.text), stems(passage.title)) for passage in passages]
+    weights = _weights(query, [text_stems | title for _, _, text_stems, title in analysed])
     total = sum(weights.values())
     if not total or not passages:
         return []
     top_score = max(p.score for p in passages) or 1.0
-    candidates: list[tuple[str, set[str], set[str], Passage, float]] = []
-    for rank, passage in enumerate(passages):
-        title_stems = stems(passage.title) & weights.keys()
+    # What does not change between picks is computed once per sentence: its query stems (hits),
+    # its coverage, its prior (passage score and rank) and whether it is about the document itself.
+    candidates: list[tuple[str, set[str], set[str], float, float, bool, Passage]] = []
+    for rank, (passage, sentences, _, title) in enumerate(analysed):
+        title_stems = title & weights.keys()
         prior = 0.5 * (passage.score / top_score) + 0.5 / (1 + rank)
-        for sentence in split_sentences(passage.text):
-            count = len(sentence.split())
-            if count < MIN_WORDS or count > MAX_WORDS:
+        for sentence, own in _eligible(sentences):
+            hits = own & weights.keys()
+            if not hits:
                 continue
             if is_heading(sentence, passage.title):
                 continue
-            own = stems(sentence)
-            if not own & weights.keys():
-                continue
-            candidates.append((sentence, own, title_stems, passage, prior))
+            coverage = (
+                sum(weights[s] for s in hits) + 0.5 * sum(weights[s] for s in title_stems - hits)
+            ) / total
+            meta = _ABOUT_THE_DOCUMENT.match(sentence) is not None
+            candidates.append((sentence, own, hits, coverage, prior, meta, passage))
     chosen: list[Claim] = []
-    chosen_stems: list[set[str]] = []
     covered: set[str] = set()
     first_value = 0.0
     while candidates and len(chosen) < limit:
         best_index, best_value, best_coverage = -1, 0.0, 0.0
-        for index, (_, own, title_stems, _, prior) in enumerate(candidates):
-            if any(jaccard(own, other) >= REDUNDANCY for other in chosen_stems):
-                continue
-            hits = own & weights.keys()
-            coverage = (
-                sum(weights[s] for s in hits) + 0.5 * sum(weights[s] for s in title_stems - hits)
-            ) / total
+        for index, (_, _, hits, coverage, prior, meta, _) in enumerate(candidates):
             novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
             value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
-            if _ABOUT_THE_DOCUMENT.match(candidates[index][0]):
+            if meta:
                 value *= META_PENALTY
             if value > best_value:
                 best_index, best_value, best_coverage = index, value, coverage
         if best_index < 0 or best_value < 0.5 * first_value:
             break
         first_value = first_value or best_value
-        sentence, own, _, passage, _ = candidates.pop(best_index)
+        sentence, own, hits, _, _, _, passage = candidates.pop(best_index)
         chosen.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=round(best_coverage, 4)))
-        chosen_stems.append(own)
-        covered |= own & weights.keys()
+        covered |= hits
+        # Near-repeats of a chosen sentence are never chosen: they leave the candidates at once.
+        candidates = [c for c in candidates if jaccard(c[1], own) < REDUNDANCY]
     return chosen
+
+
+def _eligible(sentences: Iterable[tuple[str, set[str]]]) -> Iterable[tuple[str, set[str]]]:
+    for sentence, own in sentences:
+        count = len(sentence.split())
+        if MIN_WORDS <= count <= MAX_WORDS:
+            yield sentence, own

@@ -2,6 +2,7 @@
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
@@ -24,11 +25,16 @@ _SUFFIXES = ("ies", "ing", "ed", "es", "s")
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens, apostrophes folded away."""
-    return [w.replace("’", "'").replace("'", "") for w in _WORD_RE.findall(text.lower())]
+    found = _WORD_RE.findall(text.lower())
+    if "'" in text or "’" in text:
+        return [w.replace("’", "").replace("'", "") for w in found]
+    return found
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A light, predictable suffix stripper for lexical matching (not for display)."""
+    """A light, predictable suffix stripper for lexical matching (not for display). Cached: the
+    words of a corpus repeat, and every passage of every question goes through here."""
     if len(word) <= 4 or word.isdigit():
         return word
     for suffix in _SUFFIXES:
@@ -50,7 +56,8 @@ def terms(text: str) -> list[str]:
 
 
 def stems(text: str) -> set[str]:
-    return {stem(t) for t in terms(text)}
+    """The stems of ``terms(text)`` (written out: this runs for every sentence of every passage)."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
 
 
 def unique(items: Iterable[str]) -> list[str]:
@@ -69,17 +76,42 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; list items and lines without end punctuation stand alone."""
+    return _split(text, [])
+
+
+def sentence_stems(text: str) -> tuple[list[tuple[str, set[str]]], set[str]]:
+    """Each sentence of ``split_sentences(text)`` with its ``stems``, and ``stems(text)`` — from one
+    pass over the words: every word of the text is in exactly one sentence, except list markers
+    (``1.``), which are added back."""
+    markers: list[str] = []
+    sentences = [(sentence, stems(sentence)) for sentence in _split(text, markers)]
+    everything = stems(" ".join(markers))
+    for _, own in sentences:
+        everything |= own
+    return sentences, everything
+
+
+_BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+_MARKER = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+_ONE_LETTER = re.compile(r"[a-z]\.")
+
+
+def _split(text: str, markers: list[str]) -> list[str]:
+    """``split_sentences``, appending the list markers it drops to ``markers``."""
     sentences: list[str] = []
-    for block in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)", text):
-        block = " ".join(block.split())
-        block = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", block)
+    for raw in _BLOCKS.split(text):
+        block = " ".join(raw.split())
+        marker = _MARKER.match(block)
+        if marker:
+            markers.append(marker.group())
+            block = block[marker.end() :]
         if not block:
             continue
         start = 0
         for match in _SENTENCE_END.finditer(block):
             candidate = block[start : match.start()].strip()
             last_word = candidate.rsplit(" ", 1)[-1].lower()
-            if last_word in _ABBREVIATIONS or re.fullmatch(r"[a-z]\.", last_word):
+            if last_word in _ABBREVIATIONS or _ONE_LETTER.fullmatch(last_word):
                 continue
             if candidate:
                 sentences.append(candidate)

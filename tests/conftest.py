@@ -22,7 +22,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never inherit Confer settings from the machine they run on."""
     keep_es = os.environ.get("ELASTICSEARCH_URL")
     for name in list(os.environ):
-        if name.startswith(("CONFER_", "SLACK_", "LLM_", "ELASTICSEARCH_")) or name in (
+        if name.startswith(("CONFER_", "SLACK_", "LLM_", "ELASTICSEARCH_", "CONNECTIONS__")) or name in (
             "REDIS_URL",
             "DATABASE_URL",
             "PORT",

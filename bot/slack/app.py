@@ -8,7 +8,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
@@ -16,6 +18,7 @@ from bot.metrics import ConferMetrics
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
 from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService, Surface
+from bot.settings import SettingsError
 from bot.slack.blocks import Row, StatusState, answer_message, summary_line
 from bot.slack.dedupe import EventDeduplicator
 from bot.slack.gateway import SlackCallError, SlackGateway
@@ -162,6 +165,63 @@ def _status_updater(status: StatusMessage) -> Callable[[ProgressEvent], Awaitabl
     return on_event
 
 
+_REJECTED_TOKEN = frozenset(
+    {
+        "invalid_auth",
+        "not_authed",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "not_allowed_token_type",
+    }
+)
+
+
+async def authorize_once(gateway: SlackGateway) -> AuthorizeResult:
+    """The bot's identity from one ``auth.test`` at start-up, so that no request waits on it (Bolt
+    would otherwise call it for every request until its first call returns: a herd on a cold start).
+    A token Slack rejects, or a Slack that cannot be reached, stops the start with one clear line."""
+    try:
+        identity = await gateway.call("auth.test")
+    except SlackCallError as error:
+        if error.error in _REJECTED_TOKEN:
+            raise SettingsError([f"SLACK_BOT_TOKEN: Slack rejected it ({error.error})"]) from None
+        raise SettingsError([f"SLACK_BOT_TOKEN: auth.test failed ({error.error})"]) from None
+    except (aiohttp.ClientError, TimeoutError) as error:
+        url = gateway.client.base_url
+        raise SettingsError(
+            [f"SLACK_API_URL: could not reach the Slack Web API at {url} ({type(error).__name__})"]
+        ) from None
+    return AuthorizeResult(
+        enterprise_id=identity.get("enterprise_id"),
+        team_id=identity.get("team_id"),
+        team=identity.get("team"),
+        url=identity.get("url"),
+        bot_id=identity.get("bot_id"),
+        bot_user_id=identity.get("user_id"),
+        bot_token=gateway.client.token,
+    )
+
+
+def _static_authorization(client: AsyncWebClient, identity: AuthorizeResult) -> dict[str, Any]:
+    """AsyncApp arguments that authorize every request with ``identity`` (no ``auth.test``): Bolt
+    takes ``authorize`` only from a client without a token; the session is the same."""
+    tokenless = AsyncWebClient(
+        base_url=client.base_url,
+        timeout=client.timeout,
+        ssl=client.ssl,
+        proxy=client.proxy,
+        session=client.session,
+        headers=client.headers,
+        logger=client.logger,
+    )
+
+    async def authorize() -> AuthorizeResult:
+        return identity
+
+    return {"client": tokenless, "authorize": authorize}
+
+
 def build_slack_app(
     *,
     signing_secret: str,
@@ -169,12 +229,16 @@ def build_slack_app(
     responder: SlackResponder,
     dedupe: EventDeduplicator,
     metrics: ConferMetrics,
+    identity: AuthorizeResult | None = None,
 ) -> AsyncApp:
+    """``identity`` (from ``authorize_once``) spares every request an ``auth.test``; without it
+    Bolt calls ``auth.test`` itself."""
+    authorization = _static_authorization(client, identity) if identity else {"client": client}
     app = AsyncApp(
         signing_secret=signing_secret,
-        client=client,
         process_before_response=False,
         logger=logging.getLogger("slack_bolt"),
+        **authorization,
     )
     service = responder.service
     scheduler = responder.scheduler

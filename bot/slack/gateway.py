@@ -6,6 +6,7 @@ import logging
 import time
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -111,3 +112,17 @@ class SlackGateway:
             data = response.data
             return data if isinstance(data, dict) else {}
         raise SlackCallError(method=method, error="retries exhausted")
+
+
+def share_session(client: AsyncWebClient) -> aiohttp.ClientSession:
+    """Give ``client`` one pooled HTTP session (kept-alive connections; against Slack, one TLS
+    handshake per connection rather than per call) and return it; the caller closes it on shutdown.
+    Without one the SDK opens and closes a session, and a connection, for every call. Call inside
+    the running event loop. Proxy variables are ignored, as the SDK's own sessions do by default."""
+    session = aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=client.timeout),
+        connector=aiohttp.TCPConnector(limit=64, ssl=client.ssl if client.ssl is not None else True),
+        trust_env=client.trust_env_in_session,
+    )
+    client.session = session
+    return session

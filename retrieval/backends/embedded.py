@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from retrieval.collections import Collection
 from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
@@ -59,6 +59,10 @@ class EmbeddedBackend:
         self._lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
         self._write_lock = asyncio.Lock()
+        # Collections seen indexed: once indexed, a collection stays so until it is dropped, so the
+        # check is one query per collection and process, not one per search. A collection dropped by
+        # another process shows as a missing table, which clears its entry (``_missing``).
+        self._indexed_names: set[str] = set()
 
     @property
     def name(self) -> str:
@@ -91,8 +95,19 @@ class EmbeddedBackend:
         return f'"fts_{collection.name}"'  # names are validated slugs: safe to quote
 
     def _indexed(self, db: sqlite3.Connection, collection: Collection) -> bool:
+        if collection.name in self._indexed_names:
+            return True
         row = db.execute("SELECT 1 FROM collections WHERE name = ?", (collection.name,)).fetchone()
+        if row is not None:
+            self._indexed_names.add(collection.name)
         return row is not None
+
+    def _missing(self, db: sqlite3.Connection, collection: Collection, error: sqlite3.Error) -> bool:
+        """After a failed query: was the collection dropped since it was seen indexed?"""
+        if not isinstance(error, sqlite3.OperationalError) or collection.name not in self._indexed_names:
+            return False
+        self._indexed_names.discard(collection.name)
+        return not self._indexed(db, collection)
 
     async def search(
         self, collection: Collection, query: str, *, limit: int, broad: bool = False
@@ -105,14 +120,12 @@ class EmbeddedBackend:
                 raise CollectionNotIndexedError(collection=collection.name, reason="not indexed")
             if match is None:
                 return []
-            rows = db.execute(
-                f"""SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text,
-                           -bm25({table}, ?, 1.0) AS score,
-                           snippet({table}, 1, '', '', '…', 24)
-                    FROM {table} JOIN passages AS p ON p.rowid = {table}.rowid
-                    WHERE {table} MATCH ? ORDER BY bm25({table}, ?, 1.0) LIMIT ?""",  # noqa: S608
-                (TITLE_WEIGHT, match, TITLE_WEIGHT, limit),
-            ).fetchall()
+            try:
+                rows = self._search_rows(db, table, match, limit)
+            except sqlite3.Error as exc:
+                if self._missing(db, collection, exc):
+                    raise CollectionNotIndexedError(collection=collection.name, reason="not indexed") from exc
+                raise
             return [
                 Passage(
                     id=r[0],
@@ -123,7 +136,6 @@ class EmbeddedBackend:
                     url=r[4],
                     text=r[5],
                     score=float(r[6]),
-                    highlights=(r[7],),
                 )
                 for r in rows
             ]
@@ -132,6 +144,17 @@ class EmbeddedBackend:
             return await self._run(run)
         except sqlite3.Error as exc:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
+
+    @staticmethod
+    def _search_rows(db: sqlite3.Connection, table: str, match: str, limit: int) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = db.execute(
+            f"""SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text,
+                           -bm25({table}, ?, 1.0) AS score
+                    FROM {table} JOIN passages AS p ON p.rowid = {table}.rowid
+                    WHERE {table} MATCH ? ORDER BY bm25({table}, ?, 1.0) LIMIT ?""",  # noqa: S608
+            (TITLE_WEIGHT, match, TITLE_WEIGHT, limit),
+        ).fetchall()
+        return rows
 
     async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
         match = fts_query(query)
@@ -144,11 +167,16 @@ class EmbeddedBackend:
                 if not self._indexed(db, collection):
                     continue
                 table = self._table(collection)
-                row = db.execute(
-                    f"SELECT -bm25({table}, ?, 1.0) FROM {table} WHERE {table} MATCH ? "  # noqa: S608
-                    f"ORDER BY bm25({table}, ?, 1.0) LIMIT 1",
-                    (TITLE_WEIGHT, match, TITLE_WEIGHT),
-                ).fetchone()
+                try:
+                    row = db.execute(
+                        f"SELECT -bm25({table}, ?, 1.0) FROM {table} WHERE {table} MATCH ? "  # noqa: S608
+                        f"ORDER BY bm25({table}, ?, 1.0) LIMIT 1",
+                        (TITLE_WEIGHT, match, TITLE_WEIGHT),
+                    ).fetchone()
+                except sqlite3.Error as exc:
+                    if self._missing(db, collection, exc):
+                        continue
+                    raise
                 if row is not None:
                     best[collection.name] = float(row[0])
             return best
@@ -253,6 +281,7 @@ class EmbeddedBackend:
                 db.execute("DELETE FROM passages WHERE collection = ?", (collection.name,))
                 db.execute("DELETE FROM collections WHERE name = ?", (collection.name,))
                 db.execute("COMMIT")
+                self._indexed_names.discard(collection.name)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise

@@ -47,6 +47,7 @@ class FakeSlackApi:
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     socket_acks: list[dict[str, Any]] = field(default_factory=list)
     _sockets: list[web.WebSocketResponse] = field(default_factory=list)
+    peers: set[object] = field(default_factory=set)  # client connections seen (address, port)
 
     def script(
         self,
@@ -108,6 +109,7 @@ class FakeSlackApi:
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        self.peers.add(request.transport.get_extra_info("peername") if request.transport else None)
         raw = await request.text()
         if request.content_type == "application/json":
             params: dict[str, Any] = json.loads(raw) if raw else {}

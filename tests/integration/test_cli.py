@@ -174,3 +174,68 @@ def test_a_corrupt_index_file_is_one_clear_line_not_a_traceback(
     payload = json.loads(capsys.readouterr().out)
     assert {c["status"] for c in payload["collections"]} == {"failed"}
     assert "No collection could be searched" in payload["answer"]
+
+
+def test_version_and_bare_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert re.fullmatch(r"confer \d+\.\d+\.\d+\S*\n", capsys.readouterr().out)
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: confer ") and "index, ask, collections, serve, eval" in err
+    assert "required" not in err
+
+
+def test_help_describes_each_command_and_its_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("index", "ask", "collections", "serve", "eval"):
+        assert re.search(rf"^\s+{command}\s", out, re.MULTILINE)
+    assert main(["ask", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Without a QUESTION, asks interactively" in out and "QUESTION    the question" in out
+    assert main(["eval", "--help"]) == 0
+    assert "questions_<split>.jsonl" in capsys.readouterr().out
+    assert main(["index", "--help"]) == 0
+    assert "collections to index (default: all)" in capsys.readouterr().out
+
+
+def test_help_answers_without_loading_the_graph_or_the_clients() -> None:
+    probe = (
+        "import sys\nfrom bot.cli import main\nmain(['--help'])\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('langgraph', 'langchain_core', 'langsmith', 'elasticsearch', 'pydantic', 'rich', 'graph',"
+        " 'retrieval'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert result.stdout.splitlines()[-1] == ""
+
+
+def test_collections_does_not_load_the_graph_or_elasticsearch(kb: Path) -> None:
+    probe = (
+        "import sys\nfrom bot.cli import main\nmain(['collections'])\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('langgraph', 'langsmith', 'elasticsearch', 'elastic_transport', 'openai'))))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=kb, env=env
+    )
+    assert "not indexed" in result.stdout
+    assert result.stdout.splitlines()[-1] == ""
+
+
+def test_a_mistyped_collection_gets_a_suggestion(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ask", "in:enginering who approves production access?"]) == 2
+    assert "there is no collection 'enginering' (did you mean 'engineering'?)" in capsys.readouterr().err
+    assert main(["index", "securty"]) == 2
+    assert "(did you mean 'security'?)" in capsys.readouterr().err
+    assert main(["index", "zzz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_eval_of_a_missing_folder_names_the_folder(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "no-such-benchmark"]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-benchmark: no such folder" in err and "collections.yaml" not in err

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from retrieval.text import split_sentences, stem, terms
 
 
@@ -21,3 +23,22 @@ def test_stem_folds_common_variants() -> None:
     assert stem("deploys") == stem("deploy") == "deploy"
     assert stem("reviewed") == stem("reviewing") == stem("reviews") == "review"
     assert stem("2024") == "2024"
+
+
+def test_sentence_stems_match_stemming_each_sentence_and_the_whole_text() -> None:
+    from retrieval.text import sentence_stems, stems
+
+    texts = [
+        "Use e.g. the bot. Dr. Smith approves it! Then deploy.\n- first item\n- second item",
+        "Steps:\n1. Open a ticket.\n2) Page the on-call engineer.\n\n10. Write the review. Done",
+        "He said ‘don’t’ and ‘it's fine.’ Then (3.5 hours later) it wasn't.\n\n\n• 42 tests passed",
+        "",
+        "1.",
+    ]
+    texts += [path.read_text() for path in sorted(Path(__file__).parents[3].glob("samples/*/*.md"))]
+    assert len(texts) > 20
+    for text in texts:
+        sentences, everything = sentence_stems(text)
+        assert [s for s, _ in sentences] == split_sentences(text)
+        assert all(own == stems(s) for s, own in sentences)
+        assert everything == stems(text)

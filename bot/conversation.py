@@ -1,0 +1,113 @@
+"""One question in one thread, the same on every platform.
+
+A platform implements ``ChatThread`` (post and edit a status, post an answer, say a sentence); this
+module runs the question's life over it: waiting for a slot (the status shows the queue position),
+research with the status updated as each sub-agent finishes, the answer, and one of the endings:
+answered (or partial), timed out, interrupted, failed.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from bot import messages
+from bot.errors import ChatCallError
+from bot.progress import Phase, Row, StatusSink, StatusState, StatusWriter
+from bot.scheduler import QuestionScheduler
+from bot.service import QuestionTimeoutError, ResearchService, Surface
+from graph.events import BranchFinished, PlanReady, ProgressEvent
+from graph.models import Answer, Question
+
+logger = logging.getLogger(__name__)
+
+
+class ChatThread(StatusSink, Protocol):
+    """The port a platform implements for one thread (a Slack thread, a Teams reply chain)."""
+
+    async def post_answer(self, answer: Answer) -> None:
+        """Raises ``ChatCallError`` when the platform refuses it for good."""
+        ...
+
+    async def say(self, text: str) -> None:
+        """Post one sentence from ``bot.messages``; failures are logged, never raised."""
+        ...
+
+
+def _finish(phase: Phase, summary: str) -> Callable[[StatusState], None]:
+    def change(state: StatusState) -> None:
+        state.phase, state.summary = phase, summary
+
+    return change
+
+
+def done_summary(answer: Answer, seconds: float) -> str:
+    return messages.status_done(
+        seconds=seconds,
+        collections=len(answer.outcomes),
+        sources=len(answer.citations),
+        unavailable=sum(1 for o in answer.outcomes if o.status in ("failed", "timeout")),
+    )
+
+
+def _progress(writer: StatusWriter) -> Callable[[ProgressEvent], Awaitable[None]]:
+    async def on_event(event: ProgressEvent) -> None:
+        if isinstance(event, PlanReady) and event.collections:
+            writer.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
+        elif isinstance(event, BranchFinished):
+            row = Row(status=event.status, sources=event.sources, seconds=event.seconds, reason=event.reason)
+            writer.update(lambda s: s.rows.__setitem__(event.collection, row))
+
+    return on_event
+
+
+async def answer_in_thread(
+    thread: ChatThread,
+    *,
+    service: ResearchService,
+    scheduler: QuestionScheduler,
+    question: Question,
+    surface: Surface,
+    status_interval: float = 1.0,
+) -> None:
+    """Answer ``question`` in ``thread``; never raises except ``CancelledError``."""
+    writer = StatusWriter(thread, min_interval=status_interval)
+    writer.start()
+    started = time.monotonic()
+    answered = False
+    try:
+
+        async def queued(position: int) -> None:
+            def change(state: StatusState) -> None:
+                state.phase, state.queue_position = "queued", position
+
+            writer.update(change)
+
+        async with scheduler.slot(on_queued=queued):
+            writer.update(lambda s: setattr(s, "phase", "researching"))
+            answer = await service.answer(question, surface=surface, on_event=_progress(writer))
+        await thread.post_answer(answer)
+        answered = True
+        writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
+    except QuestionTimeoutError:
+        writer.update(_finish("failed", messages.STATUS_TIMED_OUT))
+        await thread.say(messages.TIMED_OUT)
+    except asyncio.CancelledError:
+        if not answered:  # once the answer is posted, only a late status edit is lost
+            writer.update(_finish("interrupted", messages.STATUS_INTERRUPTED))
+            await asyncio.shield(_finish_interrupted(thread, writer))
+        raise
+    except ChatCallError as error:
+        logger.warning("could not post the answer", extra={"method": error.method, "error": error.error})
+        writer.update(_finish("failed", messages.STATUS_POST_FAILED))
+    except Exception:
+        logger.exception("question failed")
+        writer.update(_finish("failed", messages.STATUS_UNEXPECTED))
+        await thread.say(messages.UNEXPECTED)
+    await writer.close()
+
+
+async def _finish_interrupted(thread: ChatThread, writer: StatusWriter) -> None:
+    await thread.say(messages.INTERRUPTED)
+    await writer.close(wait=10)

@@ -1,0 +1,137 @@
+"""One question's status: its state, and the single writer that shows it in a chat.
+
+Callers change the state and return at once. The writer posts the first version, then sends the
+latest full state at most once per ``min_interval``; when the platform says "retry later" it waits
+and sends whatever is latest by then. Because only the writer sends and every edit carries the
+whole state, a late or retried edit can never overwrite a newer one.
+"""
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from bot.ratelimit import RetryLaterError
+from graph.models import FindingStatus
+from retrieval.errors import ConferError
+
+logger = logging.getLogger(__name__)
+
+Phase = Literal["starting", "queued", "researching", "done", "failed", "interrupted"]
+FINAL_PHASES: frozenset[Phase] = frozenset({"done", "failed", "interrupted"})
+
+
+@dataclass
+class Row:
+    status: FindingStatus | None = None
+    sources: int = 0
+    seconds: float = 0.0
+    reason: str = ""
+
+
+@dataclass
+class StatusState:
+    """Everything a status message shows; each edit renders all of it."""
+
+    phase: Phase = "starting"
+    queue_position: int = 0
+    rows: dict[str, Row] = field(default_factory=dict)
+    summary: str = ""
+
+
+class StatusSink(Protocol):
+    """How a platform shows a status: post it once, then edit that message in place."""
+
+    async def post_status(self, state: StatusState) -> None: ...
+
+    async def edit_status(self, state: StatusState) -> None:
+        """May raise ``RetryLaterError``; any other ``ConferError`` means this edit failed."""
+        ...
+
+
+def _worth_showing(state: StatusState) -> bool:
+    """A status appears once the question waits in line or research has begun: a direct reply
+    (a greeting, help) never gets one, and nothing upstream has to guess which questions those are."""
+    return state.phase == "queued" or bool(state.rows)
+
+
+class StatusWriter:
+    def __init__(self, sink: StatusSink, *, min_interval: float = 1.0) -> None:
+        self.state = StatusState()
+        self._sink = sink
+        self._min_interval = min_interval
+        self._version = 0
+        self._sent_version = -1  # nothing posted yet
+        self._last_sent = 0.0
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self.posted = False
+
+    def start(self) -> None:
+        """Start the writer; it posts as soon as there is something to show."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._write_loop(), name="confer-status-writer")
+
+    def update(self, change: Callable[[StatusState], None]) -> None:
+        """Change the state; the writer sends it, coalesced with other changes."""
+        change(self.state)
+        self._version += 1
+        self._changed.set()
+
+    async def close(self, *, wait: float = 600.0) -> None:
+        """Let the writer send the final state, then stop it. Under load the platform's budget decides
+        when that is, so the wait is long; shutdown cancels it sooner."""
+        self._closing = True
+        self._changed.set()
+        if self._task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), wait)
+        except TimeoutError:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _write_loop(self) -> None:
+        while True:
+            if self._sent_version == self._version:
+                if self._closing:
+                    return
+                self._changed.clear()
+                await self._changed.wait()
+                continue
+            if not self.posted:
+                if not _worth_showing(self.state):
+                    if self._closing:
+                        return  # nothing was ever worth a message (a greeting, an early failure)
+                    self._sent_version = self._version
+                    continue
+                version = self._version
+                try:
+                    await self._sink.post_status(self.state)
+                except ConferError:
+                    logger.warning("could not post the status message")
+                    return  # nothing to edit later
+                self.posted = True
+                self._sent_version = version
+                self._last_sent = time.monotonic()
+                continue
+            wait = self._last_sent + self._min_interval - time.monotonic()
+            if wait > 0 and not self._closing:
+                await asyncio.sleep(wait)
+            version = self._version
+            try:
+                await self._sink.edit_status(self.state)
+            except RetryLaterError as later:
+                await asyncio.sleep(later.retry_after)
+                continue  # the next attempt sends whatever is latest by then
+            except ConferError:
+                logger.warning("status edit failed")
+                if self._closing:
+                    return
+            self._last_sent = time.monotonic()
+            self._sent_version = version

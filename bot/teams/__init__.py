@@ -1,0 +1,1 @@
+"""Microsoft Teams: activities in, Adaptive Cards out, over the chat core."""

@@ -1,0 +1,143 @@
+"""Adaptive Cards for the status and the answer, and the activities that carry them.
+
+Every string that came from a document, a model or the collections file goes through
+``markup.neutralize``; the only links are sources' http(s) URLs (``markup.safe_link``). A card is
+built as JSON objects, never from templates, so text cannot add elements or actions.
+"""
+
+import json
+from typing import Any
+
+from bot import messages
+from bot.progress import FINAL_PHASES, StatusState
+from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text
+from bot.teams.markup import neutralize, safe_link
+from graph.models import Answer
+from retrieval.collections import CollectionsConfig
+
+CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
+CARD_VERSION = "1.5"
+# Teams refuses messages above about 28 KB; keep the card well under it.
+MAX_CARD_CHARS = 20_000
+MAX_SOURCES = 20
+FEEDBACK_KEY = "confer_feedback"
+
+Card = dict[str, Any]
+
+
+def _text(text: str, **style: Any) -> dict[str, Any]:
+    return {"type": "TextBlock", "text": text, "wrap": True, **style}
+
+
+def _card(body: list[dict[str, Any]], actions: list[dict[str, Any]] | None = None) -> Card:
+    card: Card = {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": CARD_VERSION,
+        "body": body,
+    }
+    if actions:
+        card["actions"] = actions
+    return card
+
+
+def status_lines(state: StatusState, config: CollectionsConfig) -> list[str]:
+    """The status as lines of card text (collection titles neutralized)."""
+    if state.phase in FINAL_PHASES:
+        return [neutralize(state.summary)]
+    if state.phase == "queued":
+        return [messages.status_queued(state.queue_position)]
+    if not state.rows:
+        return [messages.STATUS_READING]
+    lines = [messages.status_researching(len(state.rows))]
+    for name, row in state.rows.items():
+        title = neutralize(collection_title(config, name))
+        if row.status is None:
+            lines.append(f"🔄 {title}: {messages.STATUS_SEARCHING}")
+        else:
+            label = messages.status_row(row.status, row.sources, row.reason)
+            lines.append(f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)")
+    return lines
+
+
+def status_card(state: StatusState, config: CollectionsConfig) -> Card:
+    lines = status_lines(state, config)
+    body = [_text(lines[0], weight="Bolder")]
+    body.extend(_text(line, spacing="Small") for line in lines[1:])
+    return _card(body)
+
+
+def answer_card(answer: Answer, config: CollectionsConfig) -> Card:
+    """Sections with ``[n]`` markers, the partial note, Sources and feedback buttons."""
+    body: list[dict[str, Any]] = []
+    if not answer.found:
+        body.append(_text(neutralize(no_answer_text(answer, config))))
+    for section in answer.sections:
+        title = collection_title(config, section.collection)
+        if title:
+            body.append(_text(neutralize(title), weight="Bolder", spacing="Medium"))
+        sentences = [cite(s.model_copy(update={"text": neutralize(s.text)})) for s in section.sentences]
+        body.append(_text(" ".join(sentences)))
+    failed = failed_collections(answer, config)
+    if failed:
+        note = neutralize(messages.partial_note(failed))
+        body.append(_text(f"⚠️ {note}", color="Warning", isSubtle=False, spacing="Medium"))
+    sources = []
+    for citation in answer.citations:
+        passage = citation.passage
+        label = (
+            safe_link(passage.url, passage.title)
+            if passage.url
+            else neutralize(f"{passage.title} ({passage.source})")
+        )
+        collection = neutralize(collection_title(config, passage.collection))
+        sources.append(_text(f"[{citation.n}] {label} · {collection}", spacing="None", size="Small"))
+    if sources:
+        body.append(_text(messages.TEAMS_SOURCES, weight="Bolder", spacing="Medium"))
+        body.extend(sources[:MAX_SOURCES])
+        if len(sources) > MAX_SOURCES:
+            more = messages.TEAMS_MORE_SOURCES.format(count=len(sources) - MAX_SOURCES)
+            body.append(_text(more, size="Small", isSubtle=True))
+    actions = _feedback_actions(answer) if answer.found else None
+    return _fit(_card(body, actions))
+
+
+def _feedback_actions(answer: Answer) -> list[dict[str, Any]]:
+    ident = answer_id(answer)
+    return [
+        {
+            "type": "Action.Submit",
+            "title": title,
+            "data": {FEEDBACK_KEY: vote, "answer": ident},
+        }
+        for vote, title in (("up", messages.TEAMS_FEEDBACK_UP), ("down", messages.TEAMS_FEEDBACK_DOWN))
+    ]
+
+
+def _size(card: Card) -> int:
+    return len(json.dumps(card, ensure_ascii=False))
+
+
+def _fit(card: Card) -> Card:
+    """Drop trailing sources, then trailing answer paragraphs, until the card is within the limit."""
+    body: list[dict[str, Any]] = card["body"]
+    while _size(card) > MAX_CARD_CHARS and len(body) > 1:
+        small = [i for i, block in enumerate(body) if block.get("size") == "Small"]
+        del body[small[-1] if small else -1]
+    return card
+
+
+def card_activity(card: Card, *, summary: str = "") -> dict[str, Any]:
+    """A message activity carrying one Adaptive Card (``summary`` shows in notifications)."""
+    activity: dict[str, Any] = {
+        "type": "message",
+        "attachments": [{"contentType": CARD_CONTENT_TYPE, "content": card}],
+    }
+    if summary:
+        activity["summary"] = summary
+    return activity
+
+
+def text_activity(text: str) -> dict[str, Any]:
+    """A plain message for sentences from ``bot.messages`` (Markdown, no mentions)."""
+    return {"type": "message", "text": text, "textFormat": "markdown"}

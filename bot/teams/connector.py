@@ -1,0 +1,164 @@
+"""Every call to the Bot Framework connector goes through here.
+
+The Microsoft 365 Agents SDK builds the client (``RestChannelServiceClientFactory``: an MSAL token for
+the service connection, or none for an unauthenticated local activity) and makes the HTTP calls; this
+module adds what a chat core needs around them: the per-conversation rate budget (Teams allows
+about 7 messages a second and 60 per 30 s), waits on 429, 412, 502 and 504 (``Retry-After`` when
+given), metrics per method and outcome, and failures as ``ChatCallError`` with no library text.
+"""
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from aiohttp import ClientError, ClientResponseError
+from microsoft_agents.activity import Activity, ChannelAccount, ConversationParameters
+from microsoft_agents.hosting.core import RestChannelServiceClientFactory
+from microsoft_agents.hosting.core.authorization import AuthenticationConstants, ClaimsIdentity
+
+from bot.errors import ChatCallError
+from bot.metrics import ConferMetrics
+from bot.ratelimit import RateBudget, RetryLaterError
+
+logger = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({412, 429, 502, 504})
+MAX_RETRY_AFTER = 60.0
+T = TypeVar("T")
+
+
+def conversation_key(conversation_id: str) -> str:
+    """A channel's reply chains share the channel's budget: ``19:…@thread.tacv2;messageid=1`` → ``19:…``."""
+    return conversation_id.split(";", 1)[0]
+
+
+def _retry_after(error: ClientResponseError, attempt: int) -> float:
+    header = error.headers.get("Retry-After") if error.headers else None
+    try:
+        seconds = float(header) if header else 0.0
+    except ValueError:
+        seconds = 0.0
+    return min(seconds if seconds > 0 else 0.5 * 2 ** (attempt - 1), MAX_RETRY_AFTER)
+
+
+@dataclass
+class TeamsConnector:
+    """Opens clients for one service URL; shares the rate budget and metrics between them."""
+
+    factory: RestChannelServiceClientFactory
+    metrics: ConferMetrics
+    budget: RateBudget
+    attempts: int = 4
+
+    async def open(self, *, claims: Any, service_url: str) -> "TeamsClient":
+        anonymous = isinstance(claims, ClaimsIdentity) and not claims.is_authenticated
+        try:
+            client = await self.factory.create_connector_client(
+                None,
+                claims,
+                service_url,
+                AuthenticationConstants.AGENTS_SDK_SCOPE,
+                claims.get_token_scope(),
+                anonymous,
+            )
+        except (ValueError, ClientError) as exc:  # no token for the service connection
+            self.metrics.teams_api_calls.labels("token", "error").inc()
+            raise ChatCallError(method="token", error=type(exc).__name__) from None
+        return TeamsClient(client=client, connector=self)
+
+
+@dataclass
+class TeamsClient:
+    client: Any  # the SDK's ConnectorClient (untyped package)
+    connector: TeamsConnector
+
+    async def _call(
+        self, method: str, conversation_id: str, call: Callable[[], Awaitable[T]], *, retry_later: bool
+    ) -> T:
+        metrics = self.connector.metrics
+        budget = self.connector.budget
+        key = conversation_key(conversation_id)
+        attempts = self.connector.attempts
+        for attempt in range(1, attempts + 1):
+            await budget.acquire(key)
+            try:
+                result = await call()
+            except ClientResponseError as error:
+                if error.status in RETRY_STATUSES:
+                    wait = _retry_after(error, attempt)
+                    outcome = "rate_limited" if error.status == 429 else f"retry_{error.status}"
+                    metrics.teams_api_calls.labels(method, outcome).inc()
+                    if error.status == 429:
+                        metrics.teams_rate_limited.labels(method).inc()
+                        budget.pause(key, wait)
+                    if retry_later:
+                        raise RetryLaterError(method=method, retry_after=wait) from None
+                    if attempt < attempts:
+                        await asyncio.sleep(wait)
+                        continue
+                metrics.teams_api_calls.labels(method, "error").inc()
+                raise ChatCallError(method=method, error=f"http_{error.status}") from None
+            except (ClientError, TimeoutError) as error:
+                metrics.teams_api_calls.labels(method, "error").inc()
+                if attempt < attempts:
+                    await asyncio.sleep(0.5 * attempt)
+                    continue
+                raise ChatCallError(method=method, error=type(error).__name__) from None
+            metrics.teams_api_calls.labels(method, "ok").inc()
+            return result
+        raise ChatCallError(method=method, error="retries exhausted")
+
+    async def reply(self, conversation_id: str, reply_to: str, activity: dict[str, Any]) -> str:
+        """Post in the reply chain of ``reply_to``; returns the new activity's id."""
+        body = Activity.model_validate(activity)
+        response = await self._call(
+            "reply",
+            conversation_id,
+            lambda: self.client.conversations.reply_to_activity(conversation_id, reply_to, body),
+            retry_later=False,
+        )
+        return str(getattr(response, "id", "") or "")
+
+    async def update(
+        self, conversation_id: str, activity_id: str, activity: dict[str, Any], *, retry_later: bool = True
+    ) -> None:
+        """Replace an activity in place (``PUT …/activities/{id}``); the body carries the full state."""
+        body = Activity.model_validate({**activity, "id": activity_id})
+        await self._call(
+            "update",
+            conversation_id,
+            lambda: self.client.conversations.update_activity(conversation_id, activity_id, body),
+            retry_later=retry_later,
+        )
+
+    async def send_private(
+        self, *, user_id: str, bot: dict[str, Any], tenant_id: str | None, activity: dict[str, Any]
+    ) -> None:
+        """Open (or reuse) the one-to-one chat with ``user_id`` and post there."""
+        parameters = ConversationParameters(
+            is_group=False,
+            agent=ChannelAccount.model_validate(bot),
+            members=[ChannelAccount(id=user_id)],
+            tenant_id=tenant_id,
+        )
+        created = await self._call(
+            "create_conversation",
+            user_id,
+            lambda: self.client.conversations.create_conversation(parameters),
+            retry_later=False,
+        )
+        conversation_id = str(getattr(created, "id", "") or "")
+        if not conversation_id:
+            raise ChatCallError(method="create_conversation", error="no conversation id")
+        body = Activity.model_validate(activity)
+        await self._call(
+            "send",
+            conversation_id,
+            lambda: self.client.conversations.send_to_conversation(conversation_id, body),
+            retry_later=False,
+        )
+
+    async def close(self) -> None:
+        await self.client.close()

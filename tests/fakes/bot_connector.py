@@ -1,0 +1,184 @@
+"""A fake Bot Framework connector (the ``serviceUrl`` of an activity) on 127.0.0.1.
+
+Records every activity sent, replied and updated; can be told to answer 429 (with ``Retry-After``),
+412, 502 or 504 for a method; and builds the incoming activities Teams would post to a bot.
+"""
+
+import asyncio
+import itertools
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aiohttp import web
+
+from tests.fakes.server import serve_locally
+
+Method = Literal["reply", "send", "update", "create_conversation"]
+BOT_ID = "28:confer-bot"
+USER_ID = "29:user-1"
+TENANT_ID = "00000000-0000-0000-0000-0000000000aa"
+
+
+@dataclass(frozen=True)
+class ConnectorCall:
+    method: Method
+    conversation_id: str
+    activity_id: str  # the activity replied to (reply) or replaced (update); "" otherwise
+    body: dict[str, Any]
+    status: int
+    at: float
+    created_id: str = ""
+    authorization: str = ""
+
+    @property
+    def card(self) -> dict[str, Any] | None:
+        for attachment in self.body.get("attachments") or []:
+            if attachment.get("contentType") == "application/vnd.microsoft.card.adaptive":
+                content: dict[str, Any] = attachment["content"]
+                return content
+        return None
+
+    @property
+    def texts(self) -> list[str]:
+        """Every piece of text a person would read in this activity."""
+        found = [self.body["text"]] if self.body.get("text") else []
+
+        def walk(node: Any) -> None:
+            if isinstance(node, dict):
+                for key in ("text", "title"):
+                    if isinstance(node.get(key), str):
+                        found.append(node[key])
+                for value in node.values():
+                    if isinstance(value, dict | list):
+                        walk(value)
+            elif isinstance(node, list):
+                for item in node:
+                    walk(item)
+
+        walk(self.card)
+        return found
+
+
+@dataclass
+class FakeBotConnector:
+    calls: list[ConnectorCall] = field(default_factory=list)
+    url: str = ""
+    _scripts: dict[str, deque[tuple[int, int | None]]] = field(default_factory=lambda: defaultdict(deque))
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+    _runner: web.AppRunner | None = None
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def script(self, method: Method, *, status: int, retry_after: int | None = None, times: int = 1) -> None:
+        for _ in range(times):
+            self._scripts[method].append((status, retry_after))
+
+    async def start(self) -> "FakeBotConnector":
+        app = web.Application()
+        app.router.add_post("/v3/conversations", self._create)
+        app.router.add_post("/v3/conversations/{cid}/activities", self._send)
+        app.router.add_post("/v3/conversations/{cid}/activities/{aid}", self._reply)
+        app.router.add_put("/v3/conversations/{cid}/activities/{aid}", self._update)
+        self._runner, port = await serve_locally(app)
+        self.url = f"http://127.0.0.1:{port}/"
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _record(
+        self, method: Method, request: web.Request, conversation_id: str, activity_id: str
+    ) -> web.Response:
+        body = await request.json()
+        scripted = self._scripts[method].popleft() if self._scripts[method] else None
+        status = scripted[0] if scripted else 200
+        created = "" if scripted or method == "update" else f"activity-{next(self._ids)}"
+        if method == "create_conversation" and not scripted:
+            created = f"a:private-{body['members'][0]['id']}"
+        self.calls.append(
+            ConnectorCall(
+                method=method,
+                conversation_id=conversation_id,
+                activity_id=activity_id,
+                body=body,
+                status=status,
+                at=time.monotonic(),
+                created_id=created,
+                authorization=request.headers.get("Authorization", ""),
+            )
+        )
+        self._changed.set()
+        if scripted:
+            headers = {"Retry-After": str(scripted[1])} if scripted[1] is not None else {}
+            return web.json_response({"error": {"code": "Throttled"}}, status=status, headers=headers)
+        return web.json_response({"id": created or activity_id})
+
+    async def _create(self, request: web.Request) -> web.Response:
+        return await self._record("create_conversation", request, "", "")
+
+    async def _send(self, request: web.Request) -> web.Response:
+        return await self._record("send", request, request.match_info["cid"], "")
+
+    async def _reply(self, request: web.Request) -> web.Response:
+        return await self._record("reply", request, request.match_info["cid"], request.match_info["aid"])
+
+    async def _update(self, request: web.Request) -> web.Response:
+        return await self._record("update", request, request.match_info["cid"], request.match_info["aid"])
+
+    def ok(self, method: Method | None = None) -> list[ConnectorCall]:
+        return [c for c in self.calls if c.status == 200 and (method is None or c.method == method)]
+
+    async def wait_for(self, condition: Callable[[], bool], within: float = 20.0) -> None:
+        deadline = time.monotonic() + within
+        while not condition():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"condition not met in {within} s; calls: {self.calls}")
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                continue
+
+    def message(
+        self,
+        text: str,
+        *,
+        activity_id: str = "question-1",
+        conversation_id: str = "19:channel-1@thread.tacv2;messageid=question-1",
+        conversation_type: str = "channel",
+        mention: bool = True,
+        value: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """An incoming message as Teams posts it: the mention in the text and as an entity."""
+        entities = []
+        if mention:
+            text = f"<at>Confer</at> {text}"
+            entities.append(
+                {"type": "mention", "text": "<at>Confer</at>", "mentioned": {"id": BOT_ID, "name": "Confer"}}
+            )
+        activity: dict[str, Any] = {
+            "type": "message",
+            "id": activity_id,
+            "timestamp": "2026-11-23T08:00:00.000Z",
+            "serviceUrl": self.url,
+            "channelId": "msteams",
+            "from": {"id": USER_ID, "name": "Ada", "aadObjectId": "00000000-0000-0000-0000-000000000001"},
+            "conversation": {
+                "id": conversation_id,
+                "conversationType": conversation_type,
+                "tenantId": TENANT_ID,
+                "isGroup": conversation_type != "personal",
+            },
+            "recipient": {"id": BOT_ID, "name": "Confer"},
+            "text": text,
+            "textFormat": "plain",
+            "entities": entities,
+            "channelData": {"tenant": {"id": TENANT_ID}},
+        }
+        if value is not None:
+            activity["value"] = value
+        return activity

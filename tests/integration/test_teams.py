@@ -1,0 +1,330 @@
+"""Teams end to end over real HTTP: activities posted to ``/api/messages`` of the real server, replies
+and edits recorded by a fake Bot Framework connector (the activities' ``serviceUrl``)."""
+
+import base64
+import json
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import ClientSession
+
+from bot.serve import SlackServer, build_server
+from bot.settings import SettingsError, load_settings
+from tests.fakes.backends import FaultyBackend
+from tests.fakes.bot_connector import USER_ID, ConnectorCall, FakeBotConnector
+from tests.integration.conftest import index_samples
+
+CITATION = re.compile(r"\[(\d+)\]")
+CHANNEL = "19:channel-1@thread.tacv2"
+QUESTION_CONVERSATION = f"{CHANNEL};messageid=question-1"
+
+
+@dataclass
+class TeamsHarness:
+    server: SlackServer
+    connector: FakeBotConnector
+    backend: FaultyBackend
+    http: ClientSession
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}/api/messages"
+
+    async def post(self, activity: Any, headers: dict[str, str] | None = None) -> int:
+        data = activity if isinstance(activity, bytes) else json.dumps(activity).encode()
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        async with self.http.post(self.url, data=data, headers=all_headers) as response:
+            return response.status
+
+    def answers(self) -> list[ConnectorCall]:
+        return [c for c in self.connector.ok("reply") if c.card and "actions" in c.card]
+
+    def metric(self, name: str, labels: dict[str, str] | None = None) -> float:
+        return self.server.metrics.registry.get_sample_value(name, labels or {}) or 0.0
+
+
+async def _start(sample_dir: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> TeamsHarness:
+    connector = await FakeBotConnector().start()
+    monkeypatch.setenv("CONFER_COLLECTIONS", str(sample_dir / "collections.yaml"))
+    monkeypatch.setenv("CONFER_DATA_DIR", str(sample_dir / ".confer"))
+    monkeypatch.setenv("CONFER_SHUTDOWN_GRACE_SECONDS", "5")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    backend = FaultyBackend(await index_samples(sample_dir))
+    server = build_server(load_settings(env_file=None), status_interval=0.2, backend=backend)
+    server.port = 0
+    await server.start()
+    return TeamsHarness(server=server, connector=connector, backend=backend, http=ClientSession())
+
+
+async def _stop(harness: TeamsHarness) -> None:
+    await harness.http.close()
+    await harness.server.stop()
+    await harness.connector.stop()
+
+
+@pytest.fixture
+async def teams(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[TeamsHarness]:
+    harness = await _start(sample_dir, monkeypatch, CONFER_TEAMS_LOCAL="true")
+    yield harness
+    await _stop(harness)
+
+
+def _status_texts(call: ConnectorCall) -> str:
+    return "\n".join(call.texts)
+
+
+def _status_done(connector: FakeBotConnector) -> bool:
+    """The last status edit that landed shows the final summary."""
+    return any("Done in" in _status_texts(call) for call in connector.ok("update")[-1:])
+
+
+def _sources(card: dict[str, Any]) -> dict[int, str]:
+    found = {}
+    for block in card["body"]:
+        match = re.match(r"\[(\d+)\] (.*)", block.get("text", ""))
+        if match and block.get("size") == "Small":
+            found[int(match.group(1))] = match.group(2)
+    return found
+
+
+def _answer_markers(card: dict[str, Any]) -> set[int]:
+    return {
+        int(n)
+        for block in card["body"]
+        if block.get("size") != "Small"
+        for n in CITATION.findall(block.get("text", ""))
+    }
+
+
+async def test_mention_gets_a_status_card_updated_per_collection_then_a_cited_answer_in_the_chain(
+    teams: TeamsHarness,
+) -> None:
+    teams.backend.delays = {"engineering": 0.2, "security": 1.2}
+    status = await teams.post(
+        teams.connector.message("How do the engineering and security policies differ on production access?")
+    )
+    assert status == 202
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    replies = teams.connector.ok("reply")
+    status_post, answer = replies[0], teams.answers()[0]
+    # Everything is a reply to the question, in its reply chain.
+    assert all(r.conversation_id == QUESTION_CONVERSATION and r.activity_id == "question-1" for r in replies)
+    assert status_post.card is not None and "actions" not in status_post.card
+    # The status card is edited in place: one moment shows engineering done, security still searching.
+    await teams.connector.wait_for(lambda: _status_done(teams.connector))
+    updates = teams.connector.ok("update")
+    assert {u.activity_id for u in updates} == {status_post.created_id}
+    assert any(
+        re.search(r"Engineering handbook: done, \d+ sources?", _status_texts(u))
+        and "Security policy: searching" in _status_texts(u)
+        for u in updates
+    ), [_status_texts(u) for u in updates]
+    assert "Done in" in _status_texts(updates[-1]) and "2 collections" in _status_texts(updates[-1])
+    # The answer: [n] markers, each with exactly one source, linked to the source's own URL.
+    card = answer.card
+    assert card is not None
+    sources = _sources(card)
+    assert sources and _answer_markers(card) == set(sources)
+    texts = " ".join(answer.texts)
+    assert "Engineering handbook" in texts and "Security policy" in texts
+    links = re.findall(r"\]\((https?://[^)]+)\)", texts)  # the samples carry no URLs: titles and paths
+    assert all(link.startswith("https://docs.kestrel.example/") for link in links)
+    assert "(samples/engineering/production-access.md)" in texts
+    assert [a["title"] for a in card["actions"]] == ["👍 Helpful", "👎 Not helpful"]
+    assert teams.metric("confer_questions_total", {"surface": "teams", "outcome": "answered"}) == 1.0
+    assert teams.metric("confer_teams_api_calls_total", {"method": "reply", "outcome": "ok"}) == 2.0
+
+
+async def test_the_same_activity_delivered_twice_is_answered_once(teams: TeamsHarness) -> None:
+    activity = teams.connector.message("in:people how long is parental leave?")
+    assert await teams.post(activity) == 202
+    assert await teams.post(activity) == 202
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    await teams.server.scheduler.drain(5)
+    assert len(teams.answers()) == 1
+    assert "20 weeks" in " ".join(teams.answers()[0].texts)
+    assert teams.metric("confer_events_deduplicated_total") == 1.0
+
+
+async def test_a_forbidden_collection_gets_a_private_error_and_nothing_is_searched(
+    teams: TeamsHarness,
+) -> None:
+    service = teams.server.service
+    policy = service.config.policy_for(None).model_copy(update={"allow": ("people",)})
+    service.config = service.config.model_copy(update={"channels": {CHANNEL: policy}})
+    await teams.post(teams.connector.message("in:security what is the password policy?"))
+    await teams.connector.wait_for(lambda: bool(teams.connector.ok("send")))
+    [created] = teams.connector.ok("create_conversation")
+    assert created.body["members"] == [{"id": USER_ID}] and created.body["isGroup"] is False
+    [private] = teams.connector.ok("send")
+    assert private.conversation_id == created.created_id
+    assert private.body["text"] == (
+        "Sorry: this channel may not search 'security'. Collections you can use here: people."
+    )
+    assert teams.connector.ok("reply") == []  # nothing in the channel
+    assert teams.backend.searches == []
+    assert teams.metric("confer_questions_total", {"surface": "teams", "outcome": "rejected"}) == 1.0
+
+
+async def test_mentions_links_and_markup_inside_documents_never_go_live(
+    teams: TeamsHarness, sample_dir: Path
+) -> None:
+    doc = sample_dir / "samples/product/escalation.md"
+    doc.write_text(
+        '# Escalation contacts\n\nFor escalation contacts, ping <at>Everyone</at> and <at id="0">Ada</at>, '
+        "see [the escalation page](https://evil.example/phish) or https://evil.example/x or "
+        "www.evil.example, **urgent** {{DATE(2026-01-01T00:00:00Z)}} <b>bold</b> now.\n"
+    )
+    from retrieval.collections import load_collections
+    from retrieval.ingest.pipeline import index_collection
+
+    config = load_collections(sample_dir / "collections.yaml")
+    product = config.get("product")
+    assert product is not None
+    await index_collection(teams.backend, product, config)
+    await teams.post(teams.connector.message("in:product who are the escalation contacts?"))
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    posted = " ".join(text for call in teams.connector.calls for text in call.texts)
+    assert "escalation" in posted.lower()
+    assert not re.search(r"(?<!\\)<at", posted)  # no live mention tag
+    assert not re.search(r"(?<!\\)<b>", posted)
+    assert "https://evil" not in posted and "www.evil" not in posted and "{{DATE" not in posted
+    assert not re.search(r"(?<!\\)\*\*urgent", posted)
+    links = re.findall(r"(?<!\\)\]\(([^)]*)\)", posted)
+    assert links == []  # the only links allowed are sources' own URLs, and these sources have none
+    for call in teams.connector.calls:  # no mention entities anywhere
+        assert not call.body.get("entities") and not (call.card or {}).get("msteams", {}).get("entities")
+
+
+async def test_malformed_activities_get_400_and_nothing_is_posted(teams: TeamsHarness) -> None:
+    assert await teams.post(b"{not json") == 400
+    assert await teams.post([1, 2]) == 400
+    assert await teams.post({"type": "message", "id": "x"}) == 400  # no conversation
+    no_sender = teams.connector.message("hello there")
+    del no_sender["from"]
+    assert await teams.post(no_sender) == 400
+    elsewhere = teams.connector.message("how long is parental leave?")
+    elsewhere["serviceUrl"] = "https://smba.trafficmanager.net/teams/"
+    assert await teams.post(elsewhere) == 400  # local mode replies only to this machine
+    await teams.server.scheduler.drain(2)
+    assert teams.connector.calls == []
+
+
+async def test_personal_chats_need_no_mention_and_group_messages_without_one_are_ignored(
+    teams: TeamsHarness,
+) -> None:
+    await teams.post(
+        teams.connector.message(
+            "how long is parental leave?",
+            activity_id="dm-1",
+            conversation_id="a:personal-1",
+            conversation_type="personal",
+            mention=False,
+        )
+    )
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    assert teams.answers()[0].conversation_id == "a:personal-1"
+    await teams.post(
+        teams.connector.message(
+            "how long is parental leave?",
+            activity_id="group-1",
+            conversation_id="19:group@thread.v2",
+            conversation_type="groupChat",
+            mention=False,
+        )
+    )
+    await teams.server.scheduler.drain(5)
+    assert [c.conversation_id for c in teams.connector.calls if c.method == "reply"].count(
+        "19:group@thread.v2"
+    ) == 0
+
+
+async def test_help_and_list_reply_in_the_chain(teams: TeamsHarness) -> None:
+    await teams.post(teams.connector.message("help", activity_id="help-1"))
+    await teams.post(teams.connector.message("list", activity_id="list-1"))
+    await teams.connector.wait_for(lambda: len(teams.connector.ok("reply")) == 2)
+    by_question = {c.activity_id: c.body["text"] for c in teams.connector.ok("reply")}
+    assert "`in:a,b`" in by_question["help-1"]
+    assert "`engineering`: Engineering handbook" in by_question["list-1"]
+
+
+async def test_a_429_on_a_status_edit_is_waited_out_and_the_final_state_lands(teams: TeamsHarness) -> None:
+    teams.backend.delays = {"engineering": 0.1, "security": 0.6}
+    teams.connector.script("update", status=429, retry_after=1)
+    teams.connector.script("update", status=412)
+    await teams.post(teams.connector.message("in:engineering,security who approves production access?"))
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    await teams.connector.wait_for(lambda: _status_done(teams.connector))
+    limited = [c for c in teams.connector.calls if c.method == "update" and c.status == 429]
+    after = [c for c in teams.connector.calls if c.method == "update" and c.at > limited[0].at]
+    assert after[0].at - limited[0].at >= 0.9  # Retry-After: 1 was respected
+    assert teams.metric("confer_teams_rate_limited_total", {"method": "update"}) == 1.0
+    assert teams.metric("confer_teams_api_calls_total", {"method": "update", "outcome": "retry_412"}) == 1.0
+
+
+async def test_feedback_buttons_are_counted(teams: TeamsHarness) -> None:
+    vote = teams.connector.message(
+        "", activity_id="vote-1", mention=False, value={"confer_feedback": "up", "answer": "abc"}
+    )
+    assert await teams.post(vote) == 202
+    assert await teams.post(vote) == 202  # a repeated delivery counts once
+    assert teams.metric("confer_feedback_total", {"vote": "up"}) == 1.0
+    assert teams.connector.calls == []
+
+
+def _token(payload: dict[str, Any]) -> str:
+    def part(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'HS256', 'typ': 'JWT'})}.{part(payload)}.{part({'sig': 'forged'})}"
+
+
+async def test_with_credentials_a_missing_or_bad_token_gets_401_and_nothing_is_posted(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prefix = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
+    harness = await _start(
+        sample_dir,
+        monkeypatch,
+        **{
+            f"{prefix}CLIENTID": "11111111-2222-3333-4444-555555555555",
+            f"{prefix}CLIENTSECRET": "a-test-client-secret-value",
+            f"{prefix}TENANTID": "00000000-0000-0000-0000-0000000000aa",
+        },
+    )
+    try:
+        activity = harness.connector.message("how long is parental leave?")
+        forged = _token(
+            {"iss": "https://api.botframework.com", "aud": "11111111-2222-3333-4444-555555555555"}
+        )
+        assert await harness.post(activity) == 401
+        assert await harness.post(activity, {"Authorization": "Bearer not-a-jwt"}) == 401
+        assert await harness.post(activity, {"Authorization": f"Bearer {forged}"}) == 401
+        assert await harness.post(activity, {"Authorization": "Basic dXNlcjpwYXNz"}) == 401
+        await harness.server.scheduler.drain(2)
+        assert harness.connector.calls == []
+        assert harness.backend.searches == []
+    finally:
+        await _stop(harness)
+
+
+def test_local_mode_refuses_credentials_and_other_interfaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFER_TEAMS_LOCAL", "true")
+    monkeypatch.setenv("CONFER_HOST", "0.0.0.0")
+    with pytest.raises(SettingsError, match="CONFER_HOST"):
+        load_settings(env_file=None)
+    monkeypatch.setenv("CONFER_HOST", "127.0.0.1")
+    monkeypatch.setenv(
+        "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID", "11111111-2222-3333-4444-555555555555"
+    )
+    with pytest.raises(SettingsError) as error:
+        load_settings(env_file=None)
+    assert "set all three" in str(error.value) or "local mode" in str(error.value)
+    monkeypatch.delenv("CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID")
+    monkeypatch.delenv("CONFER_HOST")
+    assert load_settings(env_file=None).listen_host == "127.0.0.1"

@@ -1,0 +1,79 @@
+"""The Teams app package: manifest valid against Microsoft's own schema (npm ``@microsoft/app-manifest``,
+pinned in deploy/teams/node), icons as Teams requires them, and the packaging script."""
+
+import json
+import struct
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+
+TEAMS = ROOT / "deploy/teams"
+SCHEMAS = TEAMS / "node/node_modules/@microsoft/app-manifest/build/json-schemas/teams"
+
+
+def _manifest() -> dict[str, Any]:
+    manifest: dict[str, Any] = json.loads((TEAMS / "manifest.json").read_text())
+    return manifest
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path.name} is not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_manifest_is_valid_against_microsofts_schema() -> None:
+    manifest = _manifest()
+    schema_file = SCHEMAS / f"v{manifest['manifestVersion']}/MicrosoftTeams.schema.json"
+    if not schema_file.exists():
+        pytest.skip("Microsoft's manifest schemas are not installed (npm ci --prefix deploy/teams/node)")
+    checker = str(Path(sys.executable).with_name("check-jsonschema"))
+    result = subprocess.run(
+        [checker, "--schemafile", str(schema_file), str(TEAMS / "manifest.json")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_manifest_offers_the_bot_in_every_scope_with_the_commands_confer_understands() -> None:
+    manifest = _manifest()
+    [bot] = manifest["bots"]
+    assert set(bot["scopes"]) == {"personal", "team", "groupChat"}
+    assert bot["botId"] == manifest["id"]
+    commands = {c["title"] for lst in bot["commandLists"] for c in lst["commands"]}
+    assert commands == {"help", "list"}
+    assert manifest["description"]["short"] and len(manifest["description"]["short"]) <= 80
+
+
+def test_icons_have_the_sizes_and_colours_teams_requires() -> None:
+    from PIL import Image
+
+    icons = _manifest()["icons"]
+    assert _png_size(TEAMS / icons["color"]) == (192, 192)
+    assert _png_size(TEAMS / icons["outline"]) == (32, 32)
+    with Image.open(TEAMS / icons["outline"]) as outline:
+        raw = outline.convert("RGBA").tobytes()
+    pixels = [tuple(raw[i : i + 4]) for i in range(0, len(raw), 4)]
+    # The outline icon is white on a transparent background.
+    assert all(a == 0 or (r, g, b) == (255, 255, 255) for r, g, b, a in pixels)
+    assert any(a == 0 for *_, a in pixels) and any(a == 255 for *_, a in pixels)
+
+
+def test_package_script_writes_the_app_id_into_the_package(tmp_path: Path) -> None:
+    app_id = "11111111-2222-3333-4444-555555555555"
+    out = tmp_path / "confer.zip"
+    subprocess.run(["bash", str(TEAMS / "package.sh"), app_id, str(out)], check=True, capture_output=True)
+    with zipfile.ZipFile(out) as package:
+        assert sorted(package.namelist()) == ["color.png", "manifest.json", "outline.png"]
+        manifest = json.loads(package.read("manifest.json"))
+    assert manifest["id"] == app_id and manifest["bots"][0]["botId"] == app_id
+    refused = subprocess.run(["bash", str(TEAMS / "package.sh"), "not-a-guid", str(out)], capture_output=True)
+    assert refused.returncode == 2
