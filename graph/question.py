@@ -67,6 +67,12 @@ _SIDES_PATTERNS = (
         r"(?:the\s+)?(?P<b>.+?)\s+(?:differ|compare)\b",
         re.IGNORECASE,
     ),
+    # "What is the Beacon API rate limit compared to the webhook retry policy?"
+    re.compile(
+        r"^(?:what|how|which)\s+(?:is|are|was|were|does|do|did)\s+(?:the\s+)?(?P<a>.+?)\s+"
+        r"(?:compared (?:to|with)|as opposed to)\s+(?:the\s+)?(?P<b>.+?)[?.!]*$",
+        re.IGNORECASE,
+    ),
     re.compile(r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)[?.!]*$", re.IGNORECASE),
     # "What occupation did X and Y share?", "What type of sport does X and Y have in common?"
     re.compile(

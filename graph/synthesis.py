@@ -3,6 +3,7 @@ merged, claims grouped by collection, citations numbered [1]…[n] in order of f
 citation checked against the passages retrieved in this run."""
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,7 +34,7 @@ from graph.relevance import (
 from graph.schemas import AnswerOutput
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.passages import Passage
-from retrieval.text import STOPWORDS, stems, words
+from retrieval.text import stems
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +42,8 @@ DUPLICATE = 0.7
 RELEVANCE_FLOOR = 0.35
 # The closest sentence is offered under a "not found" only when it carries this much of the ask.
 CLOSEST_COVERAGE = 0.3
+# Share of a compared side's words a sentence (or its title) must name to speak of that side.
+SIDE_SHARE = 0.6
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
@@ -148,6 +151,11 @@ def _ranked_claims(
     return scored, focus
 
 
+def _about_side(side: set[str], present: set[str]) -> bool:
+    """A sentence (with its title) is about one side of a comparison when it names most of it."""
+    return len(side & present) >= max(1, math.ceil(SIDE_SHARE * len(side)))
+
+
 def choose_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Selection:
     """The claims worth saying, best first: no near-duplicates, none far below the best, and for
     a comparison the best claim about each side (or, without named sides, of each collection)."""
@@ -158,7 +166,7 @@ def choose_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimit
     kept: list[tuple[Claim, str]] = []
     kept_passages: list[Passage] = []
     kept_stems: list[set[str]] = []
-    side_words = [set(words(side)) - STOPWORDS for side in plan.sides] if plan.kind == "comparative" else []
+    side_words = [focus.stems(side) for side in plan.sides] if plan.kind == "comparative" else []
     must_collections = (
         {c for _, _, c, _ in ranked} if plan.kind == "comparative" and not side_words else set()
     )
@@ -173,8 +181,8 @@ def choose_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimit
                 kept[duplicate][1],
             )
             continue
-        present = set(words(claim.text + " " + passage.title))
-        side = next((w for w in must_sides if w <= present), None)
+        present = focus.stems(claim.text + " " + passage.title)
+        side = next((w for w in must_sides if _about_side(w, present)), None)
         needed = side is not None or (
             collection in must_collections and all(c != collection for _, c in kept)
         )

@@ -39,12 +39,13 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "de": frozenset(
         "der die das den dem des ein eine einen einem einer und oder ist sind war wie was wer wann "
         "wo warum welche welcher welches ich mein meine wir unser für mit von zu im in auf bei "
-        "nicht kann muss darf gibt es hat haben wird werden".split()
+        "nicht kann muss darf gibt es hat haben wird werden viel viele wieviel wie viele bekomme "
+        "bekommt bekommen erhalte erhält habe".split()
     ),
     "fr": frozenset(
         "le la les un une des du de et ou est sont était comment quel quelle quels quelles qui "
         "quand où pourquoi combien je mon ma mes nous notre pour avec dans sur par au aux ne pas "
-        "peut dois ai avons il elle ce cette".split()
+        "peut dois ai avons il elle ce cette reçois obtiens".split()
     ),
     "es": frozenset(
         "el la los las un una unos unas del de y o es son era cómo como qué que quién cuándo "
@@ -111,3 +112,16 @@ def content_words(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
 def stems_in(text: str, language: str = DEFAULT_LANGUAGE) -> set[str]:
     """The Snowball stems of the text's content words."""
     return {stem_in(w, language) for w in content_words(text, language)}
+
+
+MIN_PREFIX = 4
+
+
+def foreign_stems(query: str) -> list[str]:
+    """For a question that is not in English: the stems of its content words in its own language
+    (at least ``MIN_PREFIX`` letters, diacritics kept), to search as prefixes beside the words."""
+    language = detect_language(query)
+    if language == DEFAULT_LANGUAGE:
+        return []
+    found = [stem_in(w, language) for w in content_words(query, language)]
+    return list(dict.fromkeys(s for s in found if len(s) >= MIN_PREFIX and not s.isdigit()))
