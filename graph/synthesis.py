@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from graph.citations import best_quote, is_supported, split_cited, verify_cited
 from graph.context import ResearchLimits
-from graph.extractive import jaccard
+from graph.extractive import MAX_WORDS, MIN_WORDS, is_heading, jaccard
 from graph.llm import ChatModel
 from graph.models import (
     Answer,
@@ -34,7 +34,7 @@ from graph.relevance import (
 from graph.schemas import AnswerOutput
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.passages import Passage
-from retrieval.text import stems
+from retrieval.text import split_sentences, stems
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,10 @@ RELEVANCE_FLOOR = 0.35
 CLOSEST_COVERAGE = 0.3
 # Share of a compared side's words a sentence (or its title) must name to speak of that side.
 SIDE_SHARE = 0.6
+# Extractive answers read every sentence of the run's best passages, not only the drafted ones.
+PASSAGES_READ = 10
+RELEVANCE_WEIGHT = 0.8
+LEAD_BONUS = 0.1
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
@@ -117,8 +121,38 @@ class Selection:
     closest: list[tuple[Claim, str]]
 
 
+def passage_claims(finding: Finding, best: Sequence[Passage], drafted: set[str]) -> list[Claim]:
+    """Every quotable sentence of the finding's passages among the run's best ``best``: the
+    branch drafted a few, but the one that answers may be another (scored here against the
+    whole question, not the branch's query)."""
+    claims = []
+    for passage in best:
+        if passage.collection != finding.collection:
+            continue
+        for sentence in split_sentences(passage.text):
+            if sentence in drafted or is_heading(sentence, passage.title):
+                continue
+            if MIN_WORDS <= len(sentence.split()) <= MAX_WORDS:
+                claims.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=0.0))
+    return claims
+
+
+def _earns_place(focus: QuestionFocus, sentence: str, passage: Passage) -> bool:
+    hits = focus.stems(sentence) & focus.weights.keys()
+    if len(hits) >= min(2, len(focus.weights)):
+        return True
+    return bool(focus.entities) and entity_share(focus, sentence + " " + passage.title) > 0
+
+
+def _opens(sentence: str, passage: Passage) -> bool:
+    """The sentence opens its passage (after a heading line): it usually says what the
+    passage's subject is."""
+    start = passage.text.find(sentence)
+    return start >= 0 and "." not in passage.text[:start]
+
+
 def _ranked_claims(
-    plan: Plan, findings: Sequence[Finding]
+    plan: Plan, findings: Sequence[Finding], *, from_passages: bool = False
 ) -> tuple[list[tuple[float, Claim, str, Passage]], QuestionFocus]:
     """Claims with one score comparable across collections: how well the sentence answers the
     question (key-term coverage weighted by rarity, the question's entities named), plus a little
@@ -128,11 +162,14 @@ def _ranked_claims(
     by_id = {p.id: p for p in pool}
     focus = focus_of(question_of(plan), pool, extra=[t.collection for t in plan.tasks])
     top = max((p.score for p in pool), default=0.0) or 1.0
-    scored = []
+    scored: list[tuple[float, Claim, str, Passage]] = []
     for finding in findings:
         if finding.status != "ok":
             continue
-        for claim in finding.claims:
+        claims = list(finding.claims)
+        if from_passages:
+            claims += passage_claims(finding, pool[:PASSAGES_READ], {c.text for c in claims})
+        for claim in claims:
             cited = [by_id[pid] for pid in claim.passage_ids if pid in by_id]
             if not cited:
                 continue
@@ -146,7 +183,13 @@ def _ranked_claims(
                 relevance = 0.75 * term_coverage(focus, claim.text, passage.title) + 0.25 * entity_share(
                     focus, claim.text + " " + passage.title
                 )
-            scored.append((0.8 * relevance + 0.2 * retrieval, claim, finding.collection, passage))
+            lead = LEAD_BONUS if _opens(claim.text, passage) else 0.0
+            score = RELEVANCE_WEIGHT * relevance + (1 - RELEVANCE_WEIGHT) * retrieval + lead
+            # Drafted claims passed their branch's own cut; a sentence read here must earn its
+            # place by carrying two of the question's key terms, or by being about its entity.
+            if claim.coverage == 0.0 and not focus.empty and not _earns_place(focus, claim.text, passage):
+                continue
+            scored.append((score, claim, finding.collection, passage))
     scored.sort(key=lambda item: -item[0])
     return scored, focus
 
@@ -156,10 +199,12 @@ def _about_side(side: set[str], present: set[str]) -> bool:
     return len(side & present) >= max(1, math.ceil(SIDE_SHARE * len(side)))
 
 
-def choose_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Selection:
+def choose_claims(
+    plan: Plan, findings: Sequence[Finding], limits: ResearchLimits, *, from_passages: bool = False
+) -> Selection:
     """The claims worth saying, best first: no near-duplicates, none far below the best, and for
     a comparison the best claim about each side (or, without named sides, of each collection)."""
-    ranked, focus = _ranked_claims(plan, findings)
+    ranked, focus = _ranked_claims(plan, findings, from_passages=from_passages)
     if not ranked:
         return Selection(claims=[], coverage=Coverage(found=False), closest=[])
     floor = RELEVANCE_FLOOR * ranked[0][0]
@@ -231,7 +276,9 @@ def build_answer(
         for passage in cited:
             if passage.id not in numbers:
                 numbers[passage.id] = len(citations) + 1
-                citations.append(Citation(n=numbers[passage.id], passage=passage, quote=claim.text))
+                # A near-duplicate merged in from another passage is quoted as that passage says it.
+                quote = claim.text if claim.text in passage.text else best_quote(claim.text, passage)
+                citations.append(Citation(n=numbers[passage.id], passage=passage, quote=quote))
             refs.append(numbers[passage.id])
         sentence = AnswerSentence(text=claim.text, citations=tuple(refs))
         if runs and runs[-1][0] == collection:
@@ -255,7 +302,7 @@ def build_answer(
 def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Answer:
     """The answer, best sentence first; or, when the evidence does not cover the question, no
     answer sentences and at most one clearly labelled closest sentence."""
-    selection = choose_claims(plan, findings, limits)
+    selection = choose_claims(plan, findings, limits, from_passages=True)
     if selection.coverage.found:
         answer, _ = build_answer(plan, findings, selection.claims)
         return answer
