@@ -295,7 +295,7 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
         plots = []
         say_error("plots skipped: matplotlib is not installed (pip install 'confer[eval]')")
     if args.json:
-        summary = {key: report[key] for key in ("overall", "by_type", "baseline", "questions")}
+        summary = {key: report[key] for key in ("overall", "by_type", "baseline", "questions", "not_found")}
         sys.stdout.write(json.dumps(summary) + "\n")
     else:
         _console().print(markdown_report(report), markup=False)

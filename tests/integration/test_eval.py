@@ -85,7 +85,14 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     out = tmp_path / "report"
     assert main(["eval", str(dataset), "--json", "--out", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"overall", "by_type", "baseline", "questions"}
+    assert set(report) == {"overall", "by_type", "baseline", "questions", "not_found"}
+    # With its gold paragraphs hidden, no other paragraph names a question's people or film: every
+    # question must get a "not found"; with them present, none may.
+    assert report["not_found"] == {
+        "questions": 3,
+        "not_found_without_evidence": 1.0,
+        "not_found_when_answerable": 0.0,
+    }
     assert report["questions"] == 3 and set(report["by_type"]) == {"bridge", "comparison"}
     fields = {
         "recall_at_2",
@@ -110,6 +117,7 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     assert 0 <= report["baseline"]["overall"]["recall_at_5"] <= 1
     assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "recall.png", "latency.png"}
     assert "one-index baseline" in (out / "report.md").read_text()
+    assert 'Saying "not found"' in (out / "report.md").read_text()
 
 
 def test_eval_of_a_missing_split_is_bad_input(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:
