@@ -34,6 +34,7 @@ def build_limits(settings: ConferSettings) -> "ResearchLimits":
         max_fanout=settings.max_fanout,
         branch_timeout=min(settings.branch_timeout, settings.question_timeout),
         routing_ratio=settings.routing_ratio,
+        max_rounds=settings.max_rounds,
     )
 
 

@@ -4,7 +4,7 @@
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,8 +17,11 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
+    from bot.memory import ThreadKey
     from bot.service import ResearchService
     from bot.settings import ConferSettings
+    from bot.threads import Conversations
+    from graph.models import Answer, Question
     from retrieval.collections import CollectionsConfig
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -113,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     evaluate.add_argument("--out", type=Path, default=Path("eval-results"), help="report folder")
     evaluate.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    evaluate.add_argument(
+        "--conversations",
+        action="store_true",
+        help="the conversational evaluation instead: follow-ups built from the questions (see README)",
+    )
     return parser
 
 
@@ -188,9 +196,9 @@ def _run(args: argparse.Namespace) -> int:
         if args.command == "collections":
             return asyncio.run(_collections(settings, config))
         if args.command == "serve":
-            from bot.serve import check_slack_settings, run_server
+            from bot.serve import check_serve_settings, run_server
 
-            check_slack_settings(settings)
+            check_serve_settings(settings)
             return asyncio.run(run_server(settings))
         return _ask(settings, config, args.question, args.targets, args.json, err)
     except bad_input as exc:
@@ -214,7 +222,7 @@ async def _index(
     from bot import messages
     from bot.app import build_backend
     from graph.planning import CollectionAccessError
-    from retrieval.collections import resolve_sources
+    from retrieval.collections import resolve_sources, skipped_sources
     from retrieval.errors import IndexingError
     from retrieval.ingest.pipeline import index_collection
 
@@ -223,6 +231,10 @@ async def _index(
         raise CollectionAccessError(unknown=tuple(unknown), forbidden=(), allowed=config.names)
     chosen = [c for c in config.collections if not names or c.name in names]
     plans = [(c, resolve_sources(c, config)) for c in chosen]  # every path problem before any write
+    for collection in chosen:
+        for path, reason in skipped_sources(collection, config):
+            shown = path.relative_to(config.base_dir) if path.is_relative_to(config.base_dir) else path
+            say_error(f"skipped {shown.as_posix()}: {reason}")
     backend = build_backend(settings)
     out = _console()
     failures = 0
@@ -268,7 +280,7 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
     import json
 
     from bot.errors import DatasetError
-    from bot.evaluation import evaluate, markdown_report, write_plots
+    from bot.evaluation import evaluate, markdown_report, questions_jsonl, write_plots
     from retrieval.errors import CollectionsFileError
 
     if not args.dataset.is_dir():
@@ -277,6 +289,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
         raise CollectionsFileError(path=args.dataset / "collections.yaml", problems=["file not found"])
     if args.limit is not None and args.limit < 1:
         raise DatasetError("--limit must be at least 1")
+    if args.conversations:
+        return await _eval_conversations(settings, args, err)
     with _progress(err) as progress:
         task = progress.add_task("questions", total=None)
 
@@ -287,6 +301,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
             args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
         )
     args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "questions.jsonl").write_text(questions_jsonl(report), encoding="utf-8")
+    report.pop("per_question", None)
     (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.out / "report.md").write_text(markdown_report(report))
     try:
@@ -295,12 +311,43 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
         plots = []
         say_error("plots skipped: matplotlib is not installed (pip install 'confer[eval]')")
     if args.json:
-        summary = {key: report[key] for key in ("overall", "by_type", "baseline", "questions", "not_found")}
+        summary = {
+            key: report[key]
+            for key in ("overall", "by_type", "baseline", "questions", "not_found", "faithfulness")
+        }
         sys.stdout.write(json.dumps(summary) + "\n")
     else:
         _console().print(markdown_report(report), markup=False)
-        written = ", ".join(str(p) for p in [args.out / "report.json", args.out / "report.md", *plots])
+        files = [args.out / "report.json", args.out / "report.md", args.out / "questions.jsonl", *plots]
+        written = ", ".join(str(p) for p in files)
         _console().print(f"wrote {written}", markup=False)
+    return EXIT_OK
+
+
+async def _eval_conversations(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
+    import json
+
+    from bot.evaluation import conversation_markdown, evaluate_conversations
+
+    with _progress(err) as progress:
+        task = progress.add_task("conversations", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = await evaluate_conversations(
+            args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
+        )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "conversations.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "conversations.md").write_text(conversation_markdown(report))
+    if args.json:
+        sys.stdout.write(json.dumps({key: report[key] for key in ("overall", "by_type")}) + "\n")
+    else:
+        _console().print(conversation_markdown(report), markup=False)
+        _console().print(
+            f"wrote {args.out / 'conversations.json'}, {args.out / 'conversations.md'}", markup=False
+        )
     return EXIT_OK
 
 
@@ -320,7 +367,24 @@ async def _collections(settings: "ConferSettings", config: "CollectionsConfig") 
             out.print(Text.assemble((collection.name, "bold"), f"  {collection.title} — {counts}"))
     finally:
         await backend.close()
+    _print_policy(config, out)
     return EXIT_OK
+
+
+def _print_policy(config: "CollectionsConfig", out: "Console") -> None:
+    """The channel policy as it applies (``bot.access``), every other place last."""
+    from rich.text import Text
+
+    from bot.access import effective_policy
+
+    out.print(Text("\nWho may search what (the channels section):", style="bold"))
+    for rule in effective_policy(config):
+        place = "every other place (unlisted channels, DMs)" if rule.place == "*" else rule.place
+        if not config.channels:
+            place = "everywhere (no channels section)"
+        allowed = ", ".join(rule.allow) if rule.allow else "nothing: Confer refuses to answer there"
+        default = f"; default {', '.join(rule.default)}" if rule.default else ""
+        out.print(Text(f"  {place}: {allowed}{default}"))
 
 
 def _ask(
@@ -352,7 +416,14 @@ def _ask(
 
 
 async def _ask_once(
-    service: "ResearchService", text: str, extra: list[str], as_json: bool, err: "Console"
+    service: "ResearchService",
+    text: str,
+    extra: list[str],
+    as_json: bool,
+    err: "Console",
+    *,
+    question: "Question | None" = None,
+    on_answer: "Callable[[Answer], Awaitable[None]] | None" = None,
 ) -> int:
     import json
 
@@ -362,7 +433,7 @@ async def _ask_once(
     from bot.terminal import ProgressView, render_answer
     from graph.events import AnswerReady, ProgressEvent
 
-    question = service.make_question(text, extra_targets=extra)
+    question = question or service.make_question(text, extra_targets=extra)
     out = _console()
     view = None if as_json else ProgressView(out, service.config)
     seconds = 0.0
@@ -381,6 +452,8 @@ async def _ask_once(
             view.stop()
         say_error(messages.TIMED_OUT)
         return EXIT_ERROR
+    if on_answer is not None:
+        await on_answer(answer)
     if as_json:
         sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
     else:
@@ -395,12 +468,19 @@ def _interactive(
 
     from bot import messages
     from bot.errors import EmptyQuestionError
+    from bot.memory import ThreadKey, build_local_memory
+    from bot.threads import Conversations
     from graph.planning import CollectionAccessError
 
     out = _console()
     out.print(
-        Text("Ask a question (empty line or Ctrl-D to quit). Collections: " + ", ".join(service.config.names))
+        Text(
+            "Ask a question (follow-ups use the earlier questions; /new starts over; empty line or "
+            "Ctrl-D quits). Collections: " + ", ".join(service.config.names)
+        )
     )
+    conversations = Conversations(memory=build_local_memory(), metrics=service.metrics)
+    conversation = 1
     tty = sys.stdin.isatty() and out.is_terminal
     save_history = _line_editing(history) if tty else None
     while True:
@@ -414,13 +494,42 @@ def _interactive(
             save_history()
         if not line.strip() or line.strip().lower() in ("quit", "exit"):
             return EXIT_OK
+        if line.strip().lower() == "/new":
+            conversation += 1
+            out.print(Text("New conversation: earlier questions are forgotten.", style="dim"))
+            continue
+        key = ThreadKey("cli", "local", "terminal", str(conversation))
         try:
-            runner.run(_ask_once(service, line, extra, False, err))
+            runner.run(_converse_once(service, conversations, key, line, extra, err))
         except CollectionAccessError as exc:
             say_error(messages.describe_error(exc))
         except EmptyQuestionError:
             say_error(messages.EMPTY_QUESTION)
         out.print()
+
+
+async def _converse_once(
+    service: "ResearchService",
+    conversations: "Conversations",
+    key: "ThreadKey",
+    line: str,
+    extra: list[str],
+    err: "Console",
+) -> int:
+    """One turn of the terminal conversation: a follow-up is rewritten from the earlier turns
+    (the rewrite is shown), answered, and remembered."""
+    from rich.text import Text
+
+    from graph.models import Answer
+
+    prepared = await conversations.prepare(service, key, line, extra_targets=extra)
+    if prepared.standalone.text != prepared.asked:
+        _console().print(Text(f"Searching: {prepared.standalone.text}", style="dim"))
+
+    async def remember(answer: Answer) -> None:
+        await conversations.remember(key, prepared, answer)
+
+    return await _ask_once(service, line, extra, False, err, question=prepared.question, on_answer=remember)
 
 
 def _line_editing(history: Path) -> "Callable[[], None] | None":

@@ -17,7 +17,7 @@ from bot.errors import ChatCallError
 from bot.progress import Phase, Row, StatusSink, StatusState, StatusWriter
 from bot.scheduler import QuestionScheduler
 from bot.service import QuestionTimeoutError, ResearchService, Surface
-from graph.events import BranchFinished, PlanReady, ProgressEvent
+from graph.events import BranchFinished, FollowUp, PlanReady, ProgressEvent
 from graph.models import Answer, Question
 
 logger = logging.getLogger(__name__)
@@ -55,9 +55,15 @@ def _progress(writer: StatusWriter) -> Callable[[ProgressEvent], Awaitable[None]
     async def on_event(event: ProgressEvent) -> None:
         if isinstance(event, PlanReady) and event.collections:
             writer.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
+        elif isinstance(event, FollowUp):
+            writer.update(lambda s: s.follow_ups.update({target: Row() for target in event.targets}))
         elif isinstance(event, BranchFinished):
             row = Row(status=event.status, sources=event.sources, seconds=event.seconds, reason=event.reason)
-            writer.update(lambda s: s.rows.__setitem__(event.collection, row))
+            if event.round > 1:
+                target = (event.entity, event.collection)
+                writer.update(lambda s: s.follow_ups.__setitem__(target, row))
+            else:
+                writer.update(lambda s: s.rows.__setitem__(event.collection, row))
 
     return on_event
 
@@ -70,12 +76,15 @@ async def answer_in_thread(
     question: Question,
     surface: Surface,
     status_interval: float = 1.0,
-) -> None:
-    """Answer ``question`` in ``thread``; never raises except ``CancelledError``."""
+    on_undelivered: Callable[[], Awaitable[None]] | None = None,
+) -> Answer | None:
+    """Answer ``question`` in ``thread``; never raises except ``CancelledError``. When nothing at all
+    reached the thread (neither the status nor the answer), ``on_undelivered`` tells the asker
+    another way (Slack: an ephemeral message). Returns the answer once posted (for thread memory)."""
     writer = StatusWriter(thread, min_interval=status_interval)
     writer.start()
     started = time.monotonic()
-    answered = False
+    answered: Answer | None = None
     try:
 
         async def queued(position: int) -> None:
@@ -87,25 +96,29 @@ async def answer_in_thread(
         async with scheduler.slot(on_queued=queued):
             writer.update(lambda s: setattr(s, "phase", "researching"))
             answer = await service.answer(question, surface=surface, on_event=_progress(writer))
+        await writer.first_post()  # the status stays above the answer
         await thread.post_answer(answer)
-        answered = True
+        answered = answer
         writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
     except QuestionTimeoutError:
         writer.update(_finish("failed", messages.STATUS_TIMED_OUT))
         await thread.say(messages.TIMED_OUT)
     except asyncio.CancelledError:
-        if not answered:  # once the answer is posted, only a late status edit is lost
+        if answered is None:  # once the answer is posted, only a late status edit is lost
             writer.update(_finish("interrupted", messages.STATUS_INTERRUPTED))
             await asyncio.shield(_finish_interrupted(thread, writer))
         raise
     except ChatCallError as error:
         logger.warning("could not post the answer", extra={"method": error.method, "error": error.error})
         writer.update(_finish("failed", messages.STATUS_POST_FAILED))
+        if not writer.posted and on_undelivered is not None:
+            await on_undelivered()
     except Exception:
         logger.exception("question failed")
         writer.update(_finish("failed", messages.STATUS_UNEXPECTED))
         await thread.say(messages.UNEXPECTED)
     await writer.close()
+    return answered
 
 
 async def _finish_interrupted(thread: ChatThread, writer: StatusWriter) -> None:

@@ -17,15 +17,19 @@ from typing import Any
 
 from bot.app import build_backend, build_limits, build_llm
 from bot.errors import DatasetError
+from bot.faithfulness import KINDS, build_suite, grade
 from bot.metrics import build_metrics
 from bot.render import plain_answer
 from bot.service import ResearchService
 from bot.settings import ConferSettings
 from graph.citations import is_supported
-from graph.models import Answer
+from graph.models import Answer, ResearchRound
 from retrieval.backends import SearchBackend
-from retrieval.collections import Collection, CollectionsConfig, load_collections
-from retrieval.ingest.pipeline import index_collection
+from retrieval.collections import Collection, CollectionsConfig, load_collections, resolve_sources
+from retrieval.errors import DocumentLoadError
+from retrieval.ingest.chunker import chunk_document
+from retrieval.ingest.loaders import load_file
+from retrieval.ingest.pipeline import index_collection, source_name
 from retrieval.passages import CollectionStats, Passage, SyncStats
 
 KS = (2, 5, 10)
@@ -57,6 +61,7 @@ class QuestionResult:
     seconds: float
     branch_seconds: list[float] = field(default_factory=list)
     found: bool = True
+    rounds: list[ResearchRound] = field(default_factory=list)
 
 
 def load_questions(dataset: Path, split: str) -> list[EvalQuestion]:
@@ -180,6 +185,7 @@ def summarize(results: Sequence[QuestionResult], *, baseline: bool, with_model: 
         }
     )
     branch = [s for r in results for s in r.branch_seconds]
+    metrics["rounds_per_question"] = _mean([float(len(r.rounds)) for r in results])
     metrics["branch_p50_seconds"] = round(_percentile(branch, 0.5) or 0.0, 4) if branch else None
     metrics["branch_p95_seconds"] = round(_percentile(branch, 0.95) or 0.0, 4) if branch else None
     if with_model:
@@ -247,6 +253,7 @@ async def evaluate(
         results, with_model=with_model, index_seconds=index_seconds, split=split, dataset=dataset
     )
     report["not_found"] = not_found_report(results, without_evidence)
+    report["faithfulness"] = faithfulness_report(config)
     return report
 
 
@@ -332,6 +339,48 @@ def not_found_report(results: Sequence[QuestionResult], without_evidence: Sequen
     }
 
 
+def corpus_texts(config: CollectionsConfig) -> list[str]:
+    """The text of every passage of the corpus, chunked as indexing chunks it."""
+    texts = []
+    for collection in config.collections:
+        for path in resolve_sources(collection, config):
+            try:
+                documents = load_file(path, source=source_name(path, config.base_dir))
+            except DocumentLoadError:
+                continue
+            for document in documents:
+                texts += [p.text for p in chunk_document(document, collection=collection.name)]
+    return texts
+
+
+def faithfulness_report(config: CollectionsConfig, *, per_kind: int = 200) -> dict[str, Any]:
+    """The verifier graded on a suite built from the corpus: true sentences and the same ones
+    changed once per kind. What is true is known from construction, not from any check Confer
+    runs, so this measures the check that admits sentences instead of trusting it."""
+    cases = build_suite(corpus_texts(config), per_kind=per_kind)
+    return grade(cases, lambda sentence, passage: is_supported(sentence, [passage]))
+
+
+def faithfulness_markdown(faithfulness: dict[str, Any]) -> list[str]:
+    true = faithfulness["true"]
+    lines = [
+        "",
+        "## Faithfulness (a suite built from the corpus, graded independently of the verifier)",
+        "",
+        f"True sentences kept: {true['kept']} of {true['total']} ({100 * true['rate']:.1f} %).",
+        "",
+        "| changed once by | sentences | caught | slipped through | caught % |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for kind in KINDS:
+        row = faithfulness[kind]
+        caught = row["total"] - row["slipped"]
+        lines.append(
+            f"| {kind} | {row['total']} | {caught} | {row['slipped']} | {100 * row['caught_rate']:.1f} |"
+        )
+    return lines
+
+
 async def _run(
     questions: Sequence[EvalQuestion],
     config: CollectionsConfig,
@@ -363,7 +412,15 @@ async def _run(
                     question=item,
                     ranked=[p.id for p in answer.retrieved],
                     baseline_ranked=[p.id for p in baseline],
-                    chosen=[o.name for o in answer.outcomes],
+                    # every collection searched, in any round
+                    chosen=list(
+                        dict.fromkeys(
+                            [
+                                *(o.name for o in answer.outcomes),
+                                *(c for r in answer.rounds for c in r.collections),
+                            ]
+                        )
+                    ),
                     cited=cited,
                     citation_valid=valid,
                     sentences=total,
@@ -374,6 +431,7 @@ async def _run(
                     seconds=seconds,
                     branch_seconds=[o.seconds for o in answer.outcomes],
                     found=answer.found,
+                    rounds=list(answer.rounds),
                 )
             )
             if progress is not None:
@@ -415,8 +473,52 @@ def _report(
             "answer_modes": dict(Counter(r.mode for r in results)),
             "latencies": [round(r.seconds, 4) for r in results],
             "branch_latencies": [round(s, 4) for r in results for s in r.branch_seconds],
+            "rounds": _round_stats(results),
+        },
+        "per_question": [_question_details(r) for r in results],
+    }
+
+
+def _round_stats(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """How many questions took how many rounds, and each round's wall-clock latency."""
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for result in results:
+        for number, research_round in enumerate(result.rounds, 1):
+            seconds[number].append(research_round.seconds)
+    return {
+        "questions_by_rounds": {
+            str(n): c for n, c in sorted(Counter(len(r.rounds) for r in results).items())
+        },
+        "latency_by_round": {
+            str(n): {
+                "questions": len(values),
+                "p50_seconds": round(_percentile(values, 0.5) or 0.0, 4),
+                "p95_seconds": round(_percentile(values, 0.95) or 0.0, 4),
+            }
+            for n, values in sorted(seconds.items())
         },
     }
+
+
+def _question_details(result: QuestionResult) -> dict[str, Any]:
+    """One line of ``questions.jsonl``: enough to study a miss."""
+    return {
+        "id": result.question.id,
+        "question": result.question.question,
+        "type": result.question.type,
+        "gold_ids": list(result.question.gold_ids),
+        "gold_collections": list(result.question.gold_collections),
+        "retrieved": result.ranked,
+        "baseline_retrieved": result.baseline_ranked,
+        "collections": result.chosen,
+        "rounds": [r.model_dump() for r in result.rounds],
+        "seconds": round(result.seconds, 4),
+    }
+
+
+def questions_jsonl(report: dict[str, Any]) -> str:
+    """``questions.jsonl``: the per-question details of a report, one JSON object a line."""
+    return "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in report.get("per_question", []))
 
 
 def markdown_report(report: dict[str, Any]) -> str:
@@ -468,12 +570,26 @@ def markdown_report(report: dict[str, Any]) -> str:
             f"with them present, for {pct(nf['not_found_when_answerable'])} % (answerable questions "
             f"wrongly declared not found).",
         ]
+    stats = details.get("rounds")
+    if stats:
+        by_rounds = ", ".join(f"{n}: {c}" for n, c in stats["questions_by_rounds"].items())
+        per_round = "; ".join(
+            f"round {n}: p50 {1000 * v['p50_seconds']:.0f} ms, p95 {1000 * v['p95_seconds']:.0f} ms"
+            for n, v in stats["latency_by_round"].items()
+        )
+        lines += [
+            "",
+            f"Research rounds per question: {report['overall'].get('rounds_per_question')} on average "
+            f"(questions by rounds taken: {by_rounds}). Latency per round: {per_round}.",
+        ]
     if "f1" in report["overall"]:
         lines += [
             "",
             f"With the model: exact match {pct(report['overall']['exact_match'])} %, "
             f"F1 {pct(report['overall']['f1'])} %.",
         ]
+    if "faithfulness" in report:
+        lines += faithfulness_markdown(report["faithfulness"])
     lines.append("")
     return "\n".join(lines)
 
@@ -519,3 +635,185 @@ def write_plots(report: dict[str, Any], out: Path) -> list[Path]:
     plt.close(fig)
     written.append(path)
     return written
+
+
+# Conversational evaluation: follow-ups built from a benchmark's questions.
+
+
+@dataclass(frozen=True)
+class ConversationCase:
+    """Two turns built from one benchmark question, and the same second turn written in full.
+
+    Comparison: the first turn asks the question of one side only, the follow-up is "And <other
+    side>?"; written in full, it is the first turn with the other side in place of the first.
+    Bridge: the first turn is "Tell me about <the entity the question names>.", the follow-up is the
+    question with that entity replaced by "it"; written in full, it is the question itself. ``gold``
+    is what the follow-up needs: the other side's passage, or all of the bridge question's."""
+
+    id: str
+    type: str
+    first: str
+    followup: str
+    written: str
+    gold: tuple[str, ...]
+
+
+def conversation_cases(dataset: Path, split: str) -> list[ConversationCase]:
+    """The cases that can be built from the split's comparison and bridge questions (the others,
+    whose sides or entity the question text does not name literally, are left out)."""
+    from graph.question import comparison_sides
+
+    path = dataset / f"questions_{split}.jsonl"
+    titles: dict[str, tuple[str, ...]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            raw = json.loads(line)
+            titles[str(raw["id"])] = tuple(raw.get("gold_titles") or ())
+    cases = []
+    for item in load_questions(dataset, split):
+        gold_titles = titles.get(item.id, ())
+        if len(gold_titles) != len(item.gold_ids):
+            continue
+        text = " ".join(item.question.split())
+        if item.type == "comparison":
+            sides = comparison_sides(text)
+            if len(sides) != 2:
+                continue
+            a, b = (side.strip(" ,;:?.!\"'") for side in sides)
+            first = _only_side(text, a, b)
+            other = [g for g, t in zip(item.gold_ids, gold_titles, strict=True) if _same(t, b)]
+            if first is None or not other or not any(_same(t, a) for t in gold_titles):
+                continue  # only sides that are the gold passages' titles: the turns then read cleanly
+            first = re.sub(r"\s+both\b", "", first)
+            written = first.replace(a, b, 1)
+            cases.append(ConversationCase(item.id, "comparison", first, f"And {b}?", written, tuple(other)))
+        elif item.type == "bridge":
+            named = [t for t in gold_titles if re.search(rf"\b{re.escape(t)}\b", text)]
+            if len(named) != 1:
+                continue
+            entity = named[0]
+            followup = re.sub(rf"[\"“]?\b{re.escape(entity)}\b[\"”]?", "it", text, count=1)
+            cases.append(
+                ConversationCase(item.id, "bridge", f"Tell me about {entity}.", followup, text, item.gold_ids)
+            )
+    return cases
+
+
+def _same(title: str, name: str) -> bool:
+    return normalize_answer(title) == normalize_answer(name)
+
+
+def _only_side(text: str, a: str, b: str) -> str | None:
+    """The question asked of ``a`` alone: "A or B" / "A and B" (with what joins them) become "A"."""
+    pattern = re.compile(
+        rf"{re.escape(a)}(?P<q1>[\"”]?)\s*,?\s+(?:or|and|vs\.?|versus)\s+(?:the\s+)?[\"“]?{re.escape(b)}[\"”]?",
+        re.IGNORECASE,
+    )
+    match = pattern.search(text)
+    if match is None:
+        return None
+    return text[: match.start()] + a + match.group("q1") + text[match.end() :]
+
+
+async def evaluate_conversations(
+    dataset: Path,
+    *,
+    split: str,
+    settings: ConferSettings,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Follow-up R@k (the follow-up researched with the first turn remembered) against the same
+    turn written in full, per type; every turn runs through the graph the bots use."""
+    from bot.memory import ThreadKey, build_local_memory
+    from bot.threads import Conversations
+
+    config = load_collections(dataset / "collections.yaml")
+    cases = conversation_cases(dataset, split)[:limit]
+    tag = uuid.uuid4().hex[:8]
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="confer-eval-") as tmp:
+        run_settings = settings.model_copy(update={"data_dir": Path(tmp)})
+        backend = build_backend(run_settings)
+        collections = tuple(
+            c.model_copy(update={"index": f"confer-eval-{tag}-{c.name}"}) for c in config.collections
+        )
+        config = config.model_copy(update={"collections": collections, "channels": {}})
+        metrics = build_metrics()
+        service = ResearchService(
+            config=config,
+            backend=backend,
+            metrics=metrics,
+            limits=build_limits(run_settings),
+            question_timeout=run_settings.question_timeout,
+            llm=build_llm(run_settings, metrics),
+        )
+        conversations = Conversations(memory=build_local_memory(), metrics=metrics)
+        try:
+            for collection in collections:
+                await index_collection(backend, collection, config)
+            for number, case in enumerate(cases, 1):
+                key = ThreadKey("eval", "eval", split, case.id)
+                first = await conversations.prepare(service, key, case.first)
+                await conversations.remember(key, first, await service.answer(first.question, surface="cli"))
+                followup = await conversations.prepare(service, key, case.followup)
+                asked = await service.answer(followup.question, surface="cli")
+                written = await service.answer(service.make_question(case.written), surface="cli")
+                rows.append(
+                    {
+                        "id": case.id,
+                        "type": case.type,
+                        "followup": case.followup,
+                        "standalone": followup.question.text,
+                        "written": case.written,
+                        "gold": list(case.gold),
+                        "followup_ranked": [p.id for p in asked.retrieved],
+                        "written_ranked": [p.id for p in written.retrieved],
+                    }
+                )
+                if progress is not None:
+                    progress(number, len(cases))
+        finally:
+            await _drop_eval_indexes(backend, collections)
+            await backend.close()
+            if service.llm is not None:
+                await service.llm.close()
+    return conversation_report(rows)
+
+
+def conversation_report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def figures(subset: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"questions": len(subset)}
+        for k in KS:
+            for which in ("followup", "written"):
+                values = [_recall(r[f"{which}_ranked"], r["gold"], k) for r in subset]
+                out[f"{which}_r@{k}"] = round(100 * statistics.mean(values), 1) if values else None
+        out["rewritten_as_written"] = (
+            round(100 * statistics.mean(r["standalone"] == r["written"] for r in subset), 1)
+            if subset
+            else None
+        )
+        return out
+
+    by_type = defaultdict(list)
+    for row in rows:
+        by_type[row["type"]].append(row)
+    return {
+        "overall": figures(rows),
+        "by_type": {t: figures(r) for t, r in sorted(by_type.items())},
+        "questions": list(rows),
+    }
+
+
+def conversation_markdown(report: dict[str, Any]) -> str:
+    lines = [
+        "| questions | type | follow-up R@2 | written R@2 | follow-up R@5 | written R@5 | rewrite = written "
+        "|",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, figures in [("all", report["overall"]), *report["by_type"].items()]:
+        lines.append(
+            f"| {figures['questions']} | {name} | {figures['followup_r@2']} | {figures['written_r@2']} | "
+            f"{figures['followup_r@5']} | {figures['written_r@5']} | {figures['rewritten_as_written']}% |"
+        )
+    return "\n".join(lines) + "\n"

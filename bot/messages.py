@@ -3,6 +3,7 @@
 import difflib
 from collections.abc import Sequence
 
+from bot.access import PlaceDeniedError
 from bot.errors import DatasetError, EmptyQuestionError
 from bot.settings import SettingsError
 from graph.models import FindingStatus, QuestionKind
@@ -76,6 +77,11 @@ def failure_reason(reason: str) -> str:
     return _FAILURE_REASONS.get(reason, "unavailable")
 
 
+def following_up(entity: str, collection_title: str) -> str:
+    """Progress for a follow-up round: what the first round's evidence named, and where it is sought."""
+    return f"Following up: {entity} in {collection_title}"
+
+
 def partial_note(failed: Sequence[tuple[str, FindingStatus, str]]) -> str:
     """The note under a partial answer: which collections are missing from it and why."""
     parts = [
@@ -91,7 +97,17 @@ def _unknown_name(name: str, allowed: Sequence[str]) -> str:
     return f"'{name}' (did you mean '{close[0]}'?)" if close else f"'{name}'"
 
 
+def place_denied(places: Sequence[str]) -> str:
+    """Confer may not be used here (an unlisted channel, a direct message); ``places`` are where it
+    may, as the surface writes them (none when the surface cannot name them)."""
+    if not places:
+        return "Confer is not enabled in this conversation. Ask whoever runs Confer where it may be used."
+    return "Confer is not enabled in this conversation. You can ask me in " + ", ".join(places) + "."
+
+
 def collection_access(error: CollectionAccessError) -> str:
+    if isinstance(error, PlaceDeniedError):
+        return place_denied(())
     problems = []
     if error.unknown:
         problems.append(
@@ -135,6 +151,13 @@ COMMAND_USAGE = (
     "• `/ask How long is parental leave?` researches every collection this channel may search.\n"
     "• `/ask in:security,engineering Who approves production access?` searches only those.\n"
     "• `/ask list` shows the collections of this channel; `/ask help` shows this."
+)
+ANSWERING_PRIVATELY = (
+    "I can't post in this conversation, so I'm answering here, visible only to you. "
+    "For answers in a thread everyone can see, invite me to a channel (`/invite @Confer`) and ask there."
+)
+NOT_POSTED = (
+    "I could not post in this thread, so your question was not answered. Please try again in a minute."
 )
 SHUTTING_DOWN = "I'm restarting right now. Please ask again in a minute."
 

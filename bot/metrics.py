@@ -1,8 +1,11 @@
 """All Prometheus metrics (DESIGN §9), built per process into their own registry."""
 
+import collections
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from graph.models import Answer
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
 _FAST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -30,6 +33,11 @@ class ConferMetrics:
     ready: Gauge
     teams_api_calls: Counter
     teams_rate_limited: Counter
+    slack_requests_rejected: Counter
+    questions_undelivered: Counter
+    dedupe_entries: Gauge
+    dedupe_evictions: Counter
+    memory_unavailable: Counter
 
 
 class MetricsLLMObserver:
@@ -119,7 +127,8 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
         ),
         citations_dropped=Counter(
             "confer_citations_dropped",
-            "Answer sentences dropped by verification.",
+            "Answer sentences dropped by verification, by reason.",
+            ["reason"],
             registry=registry,
         ),
         questions_in_flight=Gauge(
@@ -149,4 +158,46 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             ["method"],
             registry=registry,
         ),
+        slack_requests_rejected=Counter(
+            "confer_slack_requests_rejected",
+            "Requests to /slack/events refused before Bolt: bad signature (401), unparsable (400).",
+            ["reason"],
+            registry=registry,
+        ),
+        questions_undelivered=Counter(
+            "confer_questions_undelivered",
+            "Questions whose thread could not be posted in the channel, by how the asker was told instead.",
+            ["surface", "told"],
+            registry=registry,
+        ),
+        dedupe_entries=Gauge(
+            "confer_dedupe_entries",
+            "Delivery ids the in-process deduplicator remembers now.",
+            registry=registry,
+        ),
+        dedupe_evictions=Counter(
+            "confer_dedupe_evictions",
+            "Delivery ids the in-process deduplicator forgot before their TTL because it was full.",
+            registry=registry,
+        ),
+        memory_unavailable=Counter(
+            "confer_memory_unavailable",
+            "Thread memory reads or writes that failed (answered without memory), by operation.",
+            ["operation"],
+            registry=registry,
+        ),
     )
+
+
+DROP_REASONS = ("unsupported", "number", "negation", "name", "quantifier", "comparative", "judge")
+
+
+def record_drops(metrics: ConferMetrics, answer: Answer) -> None:
+    """``confer_citations_dropped_total{reason}``: sentences whose reason is unknown (extractive
+    composition) count as ``unsupported``; the label stays bounded."""
+    reasons = collections.Counter(r if r in DROP_REASONS else "unsupported" for r in answer.drop_reasons)
+    unexplained = answer.dropped - sum(reasons.values())
+    if unexplained > 0:
+        reasons["unsupported"] += unexplained
+    for reason, count in reasons.items():
+        metrics.citations_dropped.labels(reason=reason).inc(count)

@@ -39,6 +39,7 @@ class StatusState:
     phase: Phase = "starting"
     queue_position: int = 0
     rows: dict[str, Row] = field(default_factory=dict)
+    follow_ups: dict[tuple[str, str], Row] = field(default_factory=dict)  # (entity, collection)
     summary: str = ""
 
 
@@ -69,6 +70,7 @@ class StatusWriter:
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
+        self._post_settled = asyncio.Event()
         self.posted = False
 
     def start(self) -> None:
@@ -81,6 +83,17 @@ class StatusWriter:
         change(self.state)
         self._version += 1
         self._changed.set()
+
+    async def first_post(self) -> None:
+        """Wait until a status that is worth showing has been posted (or failed to post), so that
+        nothing posted later in the thread can land above it."""
+        if self._task is None or not _worth_showing(self.state):
+            return
+        settled = asyncio.ensure_future(self._post_settled.wait())
+        try:
+            await asyncio.wait([settled, self._task], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            settled.cancel()
 
     async def close(self, *, wait: float = 600.0) -> None:
         """Let the writer send the final state, then stop it. Under load the platform's budget decides
@@ -116,6 +129,8 @@ class StatusWriter:
                 except ConferError:
                     logger.warning("could not post the status message")
                     return  # nothing to edit later
+                finally:
+                    self._post_settled.set()
                 self.posted = True
                 self._sent_version = version
                 self._last_sent = time.monotonic()

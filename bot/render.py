@@ -2,6 +2,7 @@
 
 import hashlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 from bot.messages import (
@@ -113,6 +114,7 @@ def answer_json(answer: Answer, config: CollectionsConfig, seconds: float) -> di
             {"name": o.name, "status": o.status, "sources": o.sources, "seconds": o.seconds}
             for o in answer.outcomes
         ],
+        "rounds": [{"collections": list(r.collections), "queries": list(r.queries)} for r in answer.rounds],
         "seconds": round(seconds, 4),
     }
 
@@ -121,3 +123,22 @@ def answer_id(answer: Answer) -> str:
     """A short id for feedback: derived from the cited passages, never from people's text."""
     digest = hashlib.sha256("|".join(c.passage.id for c in answer.citations).encode()).hexdigest()
     return digest[:16]
+
+
+def source_labels(
+    answer: Answer,
+    config: CollectionsConfig,
+    *,
+    link: Callable[[str, str], str],
+    escape: Callable[[str], str],
+) -> list[tuple[int, str, str]]:
+    """``(n, label, collection title)`` per citation, in a platform's markup: ``link(url, title)``
+    to the source's own URL, else its title and path; ``escape`` makes document text safe."""
+    labels = []
+    for citation in answer.citations:
+        passage = citation.passage
+        label = (
+            link(passage.url, passage.title) if passage.url else escape(f"{passage.title} ({passage.source})")
+        )
+        labels.append((citation.n, label, escape(collection_title(config, passage.collection))))
+    return labels

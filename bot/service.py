@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bot.access import require_policy
 from bot.errors import EmptyQuestionError as EmptyQuestionError  # importers of bot.service keep it
-from bot.metrics import ConferMetrics
+from bot.metrics import ConferMetrics, record_drops
 from graph.builder import ResearchGraph, build_research_graph
 from graph.context import GraphContext, ResearchLimits
 from graph.events import AnswerReady, BranchFinished, LLMFallback, ProgressEvent
@@ -29,7 +30,7 @@ from retrieval.passages import CollectionStats, Passage, SyncStats
 
 logger = logging.getLogger(__name__)
 
-Surface = Literal["mention", "command", "cli", "teams"]
+Surface = Literal["mention", "command", "cli", "teams", "followup", "dm"]
 EventHandler = Callable[[ProgressEvent], Awaitable[None]]
 
 
@@ -105,12 +106,13 @@ class ResearchService:
     def make_question(
         self, text: str, *, channel: str | None = None, extra_targets: Sequence[str] = ()
     ) -> Question:
-        """Parse ``in:`` targets and apply the channel's policy. Raises ``EmptyQuestionError`` or
-        ``CollectionAccessError`` before anything is searched."""
+        """Parse ``in:`` targets and apply the channel's policy (``bot.access``). Raises
+        ``EmptyQuestionError``, or ``CollectionAccessError`` (``PlaceDeniedError`` where Confer may
+        not be used at all) before anything is searched."""
         remaining, targets = extract_targets(text)
         if not remaining.strip():
             raise EmptyQuestionError("empty question")
-        policy = self.config.policy_for(channel)
+        policy = require_policy(self.config, channel)
         question = Question(
             text=remaining,
             allowed=policy.allow,
@@ -169,8 +171,7 @@ class ResearchService:
                         )
                     if isinstance(event, AnswerReady):
                         answer = event.answer
-                        if answer.dropped:
-                            self.metrics.citations_dropped.inc(answer.dropped)
+                        record_drops(self.metrics, answer)
                     if on_event is not None:
                         await on_event(event)
             assert answer is not None

@@ -36,6 +36,7 @@ class ConferSettings(BaseSettings):
     collections_path: Path = Field(Path("collections.yaml"), validation_alias=_env("CONFER_COLLECTIONS"))
     data_dir: Path = Field(Path(".confer"), validation_alias=_env("CONFER_DATA_DIR"))
     max_fanout: int = Field(8, ge=1, le=64, validation_alias=_env("CONFER_MAX_FANOUT"))
+    max_rounds: int = Field(2, ge=1, le=5, validation_alias=_env("CONFER_MAX_ROUNDS"))
     top_k: int = Field(8, ge=1, le=100, validation_alias=_env("CONFER_TOP_K"))
     branch_timeout: float = Field(20.0, gt=0, le=600, validation_alias=_env("CONFER_BRANCH_TIMEOUT_SECONDS"))
     question_timeout: float = Field(
@@ -68,10 +69,13 @@ class ConferSettings(BaseSettings):
     teams_app_id: str | None = Field(None, validation_alias=_env(f"{_TEAMS}CLIENTID"))
     teams_app_secret: SecretStr | None = Field(None, validation_alias=_env(f"{_TEAMS}CLIENTSECRET"))
     teams_tenant_id: str | None = Field(None, validation_alias=_env(f"{_TEAMS}TENANTID"))
+    teams_cert_pfx_file: Path | None = Field(None, validation_alias=_env(f"{_TEAMS}CERTPFXFILE"))
     teams_local: bool = Field(False, validation_alias=_env("CONFER_TEAMS_LOCAL"))
 
     redis_url: SecretStr | None = Field(None, validation_alias=_env("REDIS_URL"))
     database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))
+    thread_ttl_days: float = Field(30.0, gt=0, le=3650, validation_alias=_env("CONFER_THREAD_TTL_DAYS"))
+    thread_followups: bool = Field(True, validation_alias=_env("CONFER_THREAD_FOLLOWUPS"))
 
     @field_validator("elasticsearch_url", "llm_base_url", "slack_api_url")
     @classmethod
@@ -100,11 +104,15 @@ class ConferSettings(BaseSettings):
 
     @model_validator(mode="after")
     def _teams_complete(self) -> "ConferSettings":
-        given = [self.teams_app_id, self.teams_app_secret, self.teams_tenant_id]
-        if any(given) and not all(given):
+        credential = [c for c in (self.teams_app_secret, self.teams_cert_pfx_file) if c is not None]
+        given = [self.teams_app_id, self.teams_tenant_id, *credential]
+        if any(given) and not (self.teams_app_id and self.teams_tenant_id and len(credential) == 1):
             raise ValueError(
-                f"{_TEAMS}CLIENTID, {_TEAMS}CLIENTSECRET and {_TEAMS}TENANTID: set all three, or none"
+                f"{_TEAMS}CLIENTID, {_TEAMS}TENANTID and one of {_TEAMS}CLIENTSECRET or "
+                f"{_TEAMS}CERTPFXFILE: set them all, or none"
             )
+        if self.teams_cert_pfx_file is not None and not self.teams_cert_pfx_file.is_file():
+            raise ValueError(f"{_TEAMS}CERTPFXFILE: no such file")
         if self.teams_local and any(given):
             raise ValueError("CONFER_TEAMS_LOCAL: local mode takes no Teams credentials; unset them")
         if self.teams_local and self.host not in (None, *LOOPBACK_HOSTS):
@@ -127,6 +135,17 @@ class ConferSettings(BaseSettings):
     @property
     def teams_enabled(self) -> bool:
         return self.teams_local or self.teams_app_id is not None
+
+    @field_validator("thread_followups", mode="before")
+    @classmethod
+    def _on_off(cls, value: object) -> object:
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in ("on", "off"):
+                return word == "on"
+            if word not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError("must be on or off")
+        return value
 
     @field_validator("log_level")
     @classmethod

@@ -6,9 +6,9 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from bot.messages import STATUS_LABELS, failure_reason, partial_note
+from bot.messages import STATUS_LABELS, failure_reason, following_up, partial_note
 from bot.render import answer_paragraphs, collection_title, failed_collections, no_answer_text
-from graph.events import AnswerReady, BranchFinished, BranchStarted, PlanReady, ProgressEvent
+from graph.events import AnswerReady, BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
 
@@ -22,6 +22,7 @@ class ProgressView:
         self._console = console
         self._config = config
         self._rows: dict[str, BranchFinished | None] = {}
+        self._follow_ups: dict[tuple[str, str], BranchFinished | None] = {}
         self._live: Live | None = None
 
     def _render(self) -> RenderableType:
@@ -32,6 +33,12 @@ class ProgressView:
                 table.add_row(Spinner("dots"), Text(title), Text("searching…", style="dim"))
             else:
                 table.add_row(Text("•", style=_STYLES[finished.status]), Text(title), _status_text(finished))
+        for (entity, name), done in self._follow_ups.items():
+            label = Text(following_up(entity, collection_title(self._config, name)))
+            if done is None:
+                table.add_row(Spinner("dots"), label, Text("searching…", style="dim"))
+            else:
+                table.add_row(Text("•", style=_STYLES[done.status]), label, _status_text(done))
         return table
 
     async def handle(self, event: ProgressEvent) -> None:
@@ -50,6 +57,20 @@ class ProgressView:
                 self._console.print(Text(f"Researching: {names}"))
         elif isinstance(event, BranchStarted):
             pass
+        elif isinstance(event, FollowUp):
+            for entity, name in event.targets:
+                self._follow_ups[(entity, name)] = None
+                if self._live is None:
+                    self._console.print(Text(following_up(entity, collection_title(self._config, name))))
+            if self._live is not None:
+                self._live.update(self._render())
+        elif isinstance(event, BranchFinished) and event.round > 1:
+            self._follow_ups[(event.entity, event.collection)] = event
+            if self._live is not None:
+                self._live.update(self._render())
+            else:
+                label = following_up(event.entity, collection_title(self._config, event.collection))
+                self._console.print(Text.assemble(f"  {label}: ", _status_text(event)))
         elif isinstance(event, BranchFinished):
             self._rows[event.collection] = event
             if self._live is not None:

@@ -1,6 +1,7 @@
 """The HTTP server: ``POST /slack/events``, ``POST /api/messages`` (Teams), ``GET /metrics``,
 ``GET /healthz``, ``GET /readyz``."""
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
@@ -8,22 +9,47 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.signature import SignatureVerifier
 
 from bot.metrics import ConferMetrics
+from bot.slack.verify import check_request
+
+logger = logging.getLogger(__name__)
 
 ReadyCheck = Callable[[], Awaitable[bool]]
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
 def build_web_app(
-    *, bolt: AsyncApp | None, metrics: ConferMetrics, ready: ReadyCheck, teams: Handler | None = None
+    *,
+    bolt: AsyncApp | None,
+    metrics: ConferMetrics,
+    ready: ReadyCheck,
+    teams: Handler | None = None,
+    slack_signing_secret: str = "",
 ) -> web.Application:
+    """``slack_signing_secret`` verifies ``/slack/events`` before Bolt parses anything."""
     app = web.Application(client_max_size=1024 * 1024)
+
+    verifier = SignatureVerifier(slack_signing_secret) if slack_signing_secret else None
 
     async def slack_events(request: web.Request) -> web.Response:
         started = time.perf_counter()
-        assert bolt is not None
-        response = await bolt.async_dispatch(await to_bolt_request(request))
+        assert bolt is not None and verifier is not None
+        rejection = check_request(verifier, await request.read(), request.headers)
+        if rejection is not None:
+            metrics.slack_requests_rejected.labels(rejection.reason).inc()
+            logger.warning(
+                "refused a request to /slack/events",
+                extra={"reason": rejection.reason, "status": rejection.status, "peer": request.remote},
+            )
+            return web.Response(status=rejection.status)
+        try:
+            response = await bolt.async_dispatch(await to_bolt_request(request))
+        except Exception as error:  # a signed payload Bolt could not handle: no traceback per request
+            metrics.slack_requests_rejected.labels("malformed").inc()
+            logger.warning("could not handle a signed slack request", extra={"error": type(error).__name__})
+            return web.Response(status=400)
         metrics.ack_duration.observe(time.perf_counter() - started)
         return await to_aiohttp_response(response)
 
@@ -45,7 +71,7 @@ def build_web_app(
         metrics.ready.set(1 if await ready() else 0)  # fresh on every scrape
         return await metrics_page(request)
 
-    if bolt is not None:
+    if bolt is not None and verifier is not None:
         app.router.add_post("/slack/events", slack_events)
     if teams is not None:
         app.router.add_post("/api/messages", teams)

@@ -4,7 +4,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import GraphContext
-from graph.nodes import dispatch, plan, research, respond_directly, synthesize
+from graph.nodes import dispatch, follow_up, plan, reflect, research, respond_directly, synthesize
 from graph.state import ResearchState
 
 ResearchGraph = CompiledStateGraph[ResearchState, GraphContext, ResearchState, ResearchState]
@@ -12,15 +12,19 @@ ResearchGraph = CompiledStateGraph[ResearchState, GraphContext, ResearchState, R
 
 def build_research_graph() -> ResearchGraph:
     """START → plan ─┬─► respond_directly → END
-    └─Send per task─► research ─► synthesize → END"""
+    └─Send per task─► research ─► reflect ─┬─► synthesize → END
+                          ▲                 │
+                          └─Send follow-ups─┘  (at most ``max_rounds`` rounds)"""
     builder = StateGraph(ResearchState, context_schema=GraphContext)
     builder.add_node("plan", plan)
     builder.add_node("research", research)
+    builder.add_node("reflect", reflect)
     builder.add_node("synthesize", synthesize)
     builder.add_node("respond_directly", respond_directly)
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", dispatch, ["research", "respond_directly"])
-    builder.add_edge("research", "synthesize")
+    builder.add_edge("research", "reflect")
+    builder.add_conditional_edges("reflect", follow_up, ["research", "synthesize"])
     builder.add_edge("synthesize", END)
     builder.add_edge("respond_directly", END)
     return builder.compile(name="confer-research")

@@ -1,26 +1,17 @@
 """Citation checks shared by every answer mode: a cited passage must have been retrieved in this
-run and must support the sentence that cites it (lexically, and with the same numbers)."""
+run and must support the sentence that cites it (lexically, and through the guards of
+``graph.guards``: numbers, negation, names, quantifiers, comparatives)."""
 
 import re
 from collections.abc import Iterable, Sequence
 
+from graph.guards import SUPPORT_THRESHOLD, Reason, check, support
 from retrieval.passages import Passage
 from retrieval.text import split_sentences, stems
 
-SUPPORT_THRESHOLD = 0.6
+__all__ = ["SUPPORT_THRESHOLD", "Reason", "check", "support"]
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _MARKER = re.compile(r"\s*\[(\d+)\]")
-
-
-def support(sentence: str, passage_texts: Iterable[str]) -> float:
-    """Share of the sentence's content stems found in the cited passages (1.0 for a quote)."""
-    sentence_stems = stems(sentence)
-    if not sentence_stems:
-        return 0.0
-    found: set[str] = set()
-    for text in passage_texts:
-        found |= stems(text)
-    return len(sentence_stems & found) / len(sentence_stems)
 
 
 def numbers_match(sentence: str, passage_texts: Iterable[str]) -> bool:
@@ -33,8 +24,8 @@ def numbers_match(sentence: str, passage_texts: Iterable[str]) -> bool:
 
 
 def is_supported(sentence: str, passage_texts: Iterable[str], threshold: float = SUPPORT_THRESHOLD) -> bool:
-    texts = list(passage_texts)
-    return support(sentence, texts) >= threshold and numbers_match(sentence, texts)
+    """Lexically supported and passing every guard."""
+    return check(sentence, passage_texts, threshold) is None
 
 
 def split_cited(text: str) -> list[tuple[str, tuple[int, ...]]]:

@@ -18,6 +18,8 @@ class ResearchLimits:
     answer_sentences: int = 6
     plan_timeout: float = 10.0
     synthesis_timeout: float = 20.0
+    max_rounds: int = 2  # research rounds per question: the plan's, then follow-ups
+    follow_ups: int = 3  # follow-up branches per round at most
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from collections.abc import Sequence
 
-from graph.citations import is_supported
+from graph.guards import Reason, check
 from graph.llm import ChatModel
 from graph.models import Claim
 from graph.prompts import DRAFT_PROMPT, quote_untrusted
@@ -32,9 +32,9 @@ def coverage(question: str, text: str, passages: Sequence[Passage]) -> float:
 
 async def draft_with_llm(
     llm: ChatModel, question: str, passages: Sequence[Passage], *, limit: int, time_budget: float
-) -> tuple[list[Claim], int]:
-    """Claims from the model that cite existing passages and are supported by them; returns the
-    claims and how many the model wrote that failed verification."""
+) -> tuple[list[Claim], tuple[Reason, ...]]:
+    """Claims from the model that cite existing passages and pass every guard against them;
+    returns the claims and, for each claim the model wrote that failed verification, why."""
     output = await llm.complete_json(
         system=DRAFT_PROMPT.replace("{max_claims}", str(limit)),
         user=passages_message(question, passages),
@@ -42,18 +42,19 @@ async def draft_with_llm(
         time_budget=time_budget,
     )
     claims: list[Claim] = []
-    dropped = 0
+    dropped: list[Reason] = []
     for draft in output.claims:
         text = " ".join(draft.text.split())
         numbers = list(dict.fromkeys(draft.passages))
         if not text or not numbers or any(not 1 <= n <= len(passages) for n in numbers):
-            dropped += 1
+            dropped.append("unsupported")
             continue
         cited = [passages[n - 1] for n in numbers]
-        if not is_supported(text, (p.text for p in cited)):
-            dropped += 1
+        reason = check(text, (p.text for p in cited))
+        if reason is not None:
+            dropped.append(reason)
             continue
         claims.append(
             Claim(text=text, passage_ids=tuple(p.id for p in cited), coverage=coverage(question, text, cited))
         )
-    return claims[:limit], dropped
+    return claims[:limit], tuple(dropped)

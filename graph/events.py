@@ -11,6 +11,8 @@ class PlanReady(_Frozen):
 
 class BranchStarted(_Frozen):
     collection: str
+    round: int = 1
+    entity: str = ""
 
 
 class BranchFinished(_Frozen):
@@ -19,12 +21,21 @@ class BranchFinished(_Frozen):
     sources: int
     seconds: float
     reason: str = ""
+    round: int = 1
+    entity: str = ""
+
+
+class FollowUp(_Frozen):
+    """``reflect`` sends another round: the entity each branch looks for, in which collection."""
+
+    round: int
+    targets: tuple[tuple[str, str], ...]  # (entity, collection)
 
 
 class LLMFallback(_Frozen):
     """The model could not be used for a step; the extractive or heuristic path was taken."""
 
-    stage: str  # plan | draft | synthesis
+    stage: str  # plan | draft | reflect | synthesis
     reason: str
     collection: str = ""
 
@@ -34,4 +45,4 @@ class AnswerReady(_Frozen):
     seconds: float
 
 
-ProgressEvent = PlanReady | BranchStarted | BranchFinished | LLMFallback | AnswerReady
+ProgressEvent = PlanReady | BranchStarted | BranchFinished | FollowUp | LLMFallback | AnswerReady

@@ -32,6 +32,9 @@ class ResearchTask(_Frozen):
     queries: tuple[str, ...]
     focus: str = ""
     question: str
+    round: int = 1
+    entity: str = ""  # a follow-up's subject: the entity it looks for
+    origin: str = ""  # a follow-up's source: the id of the passage that named the entity
 
 
 class Plan(_Frozen):
@@ -65,6 +68,10 @@ class Finding(_Frozen):
     claims: tuple[Claim, ...] = ()
     seconds: float = 0.0
     dropped: int = 0
+    round: int = 1
+    entity: str = ""
+    origin: str = ""
+    drop_reasons: tuple[str, ...] = ()  # why each dropped model sentence was dropped (graph.guards)
 
 
 class AnswerSentence(_Frozen):
@@ -91,6 +98,16 @@ class CollectionOutcome(_Frozen):
     sources: int
     seconds: float
     reason: str = ""
+    round: int = 1
+
+
+class ResearchRound(_Frozen):
+    """One round of research: the collections its branches searched and their queries."""
+
+    collections: tuple[str, ...]
+    queries: tuple[str, ...]
+    entities: tuple[str, ...] = ()
+    seconds: float = 0.0
 
 
 class Answer(_Frozen):
@@ -107,6 +124,8 @@ class Answer(_Frozen):
     closest: tuple[AnswerSentence, ...] = ()
     suggested: tuple[str, ...] = ()
     other_language: str = ""
+    rounds: tuple[ResearchRound, ...] = ()
+    drop_reasons: tuple[str, ...] = ()  # one bounded reason per dropped sentence whose reason is known
 
     @property
     def partial(self) -> bool:

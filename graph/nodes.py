@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send, StreamWriter
@@ -10,25 +11,46 @@ from langgraph.types import Send, StreamWriter
 from graph.context import GraphContext
 from graph.drafting import draft_with_llm
 from graph.elsewhere import search_elsewhere
-from graph.events import BranchFinished, BranchStarted, LLMFallback, PlanReady
+from graph.events import BranchFinished, BranchStarted, FollowUp, LLMFallback, PlanReady
 from graph.extractive import draft_claims
 from graph.llm import ChatModel, LLMError
-from graph.models import Answer, Claim, Finding, Plan, QueryHits, Question, ResearchTask
+from graph.models import (
+    Answer,
+    Claim,
+    CollectionOutcome,
+    Finding,
+    Plan,
+    QueryHits,
+    Question,
+    ResearchRound,
+    ResearchTask,
+)
 from graph.planning import allowed_names, check_requested, plan_from_model, plan_message, plan_research
 from graph.prompts import PLAN_PROMPT
 from graph.question import classify_question
+from graph.reflect import (
+    REFLECT_PROMPT,
+    Lead,
+    ReflectOutput,
+    heuristic_leads,
+    is_about,
+    keep_second,
+    reflect_message,
+    validate_proposals,
+)
 from graph.schemas import PlanOutput
 from graph.state import ResearchState
-from graph.synthesis import synthesize_extractive, synthesize_with_llm
+from graph.synthesis import merge_passages, outcomes_of, synthesize_extractive, synthesize_with_llm
 from retrieval.errors import CollectionNotIndexedError, RetrievalError
 from retrieval.passages import Passage
 
 logger = logging.getLogger(__name__)
 
 DIRECT_KINDS = ("greeting", "thanks", "help")
+ROUTES_PER_LEAD = 2
 
 
-async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, Plan]:
+async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, object]:
     """Classify the question, choose collections (one routing probe if needed), write tasks."""
     context = runtime.context
     question = state["question"]
@@ -50,7 +72,7 @@ async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str
             collections=tuple(t.collection for t in result.tasks),
         )
     )
-    return {"plan": result}
+    return {"plan": result, "round": 1, "round_started": time.monotonic(), "follow_ups": ()}
 
 
 async def _plan_with_model(
@@ -88,6 +110,14 @@ def dispatch(state: ResearchState) -> list[Send] | str:
     return [Send("research", task) for task in tasks]
 
 
+def follow_up(state: ResearchState) -> list[Send] | str:
+    """One ``Send`` per follow-up task that ``reflect`` wrote; none left: synthesize."""
+    tasks = state.get("follow_ups", ())
+    if not tasks:
+        return "synthesize"
+    return [Send("research", task) for task in tasks]
+
+
 async def _gather(
     context: GraphContext, task: ResearchTask, *, broad: bool
 ) -> tuple[list[Passage], tuple[QueryHits, ...]]:
@@ -120,13 +150,19 @@ async def investigate(
         passages, rankings = await _gather(context, task, broad=True)
     if not passages:
         return Finding(collection=task.collection, status="empty")
-    passages.sort(key=lambda p: -p.score)
+    if task.round > 1 and task.entity:
+        # A follow-up is about its entity: the passage about it goes first whatever its score.
+        passages.sort(key=lambda p: (not is_about(p, task.entity), -p.score))
+        rankings = (QueryHits(slot=0, hits=tuple((p.id, p.score) for p in passages)),)
+    else:
+        passages.sort(key=lambda p: -p.score)
     limit = context.limits.claims_per_branch
     claims: list[Claim] | None = None
     dropped = 0
+    drop_reasons: tuple[str, ...] = ()
     if context.llm is not None:
         try:
-            claims, dropped = await draft_with_llm(
+            claims, drop_reasons = await draft_with_llm(
                 context.llm,
                 task.focus or task.question,
                 passages,
@@ -138,11 +174,14 @@ async def investigate(
                 raise TimeoutError from None  # the model ran past the branch's budget
             writer(LLMFallback(stage="draft", reason=exc.reason, collection=task.collection))
         else:
+            dropped = len(drop_reasons)
             if not claims and dropped:
                 writer(LLMFallback(stage="draft", reason="no verified claims", collection=task.collection))
-                claims, dropped = None, 0
+                claims, dropped, drop_reasons = None, 0, ()
     if claims is None:
-        claims = draft_claims(" ".join(task.queries), passages, limit=limit)
+        # A follow-up's sentences must still answer the question, now about its entity too.
+        query = " ".join(task.queries) if task.round == 1 else f"{task.question} {task.entity}"
+        claims = draft_claims(query, passages, limit=limit)
     return Finding(
         collection=task.collection,
         status="ok",
@@ -150,6 +189,7 @@ async def investigate(
         rankings=rankings,
         claims=tuple(claims),
         dropped=dropped,
+        drop_reasons=drop_reasons,
     )
 
 
@@ -159,7 +199,7 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
     collection cannot sink the answer."""
     task = state
     context = runtime.context
-    runtime.stream_writer(BranchStarted(collection=task.collection))
+    runtime.stream_writer(BranchStarted(collection=task.collection, round=task.round, entity=task.entity))
     started = time.monotonic()
     reserve = 2.0 if context.llm is not None else 0.2  # room left for synthesis
     budget = context.budget(context.limits.branch_timeout, reserve=reserve)
@@ -182,7 +222,9 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
         logger.exception("research branch crashed", extra={"collection": task.collection})
         finding = Finding(collection=task.collection, status="failed", reason="internal error")
     seconds = round(time.monotonic() - started, 4)
-    finding = finding.model_copy(update={"seconds": seconds})
+    finding = finding.model_copy(
+        update={"seconds": seconds, "round": task.round, "entity": task.entity, "origin": task.origin}
+    )
     runtime.stream_writer(
         BranchFinished(
             collection=finding.collection,
@@ -190,12 +232,178 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
             sources=len(finding.passages),
             seconds=seconds,
             reason=finding.reason,
+            round=task.round,
+            entity=task.entity,
         )
     )
     return {"findings": [finding]}
 
 
+def _round_summary(tasks: Sequence[ResearchTask], seconds: float) -> ResearchRound:
+    return ResearchRound(
+        collections=tuple(dict.fromkeys(t.collection for t in tasks)),
+        queries=tuple(q for t in tasks for q in t.queries),
+        entities=tuple(t.entity for t in tasks if t.entity),
+        seconds=round(seconds, 4),
+    )
+
+
+def follow_up_collections(question: Question, plan_: Plan, context: GraphContext) -> tuple[str, ...]:
+    """Where follow-ups may go: the collections named with ``in:`` when there are any, else every
+    collection this place may search (the bridge entity often lives in another one)."""
+    if plan_.routing == "explicit":
+        return tuple(t.collection for t in plan_.tasks)
+    return allowed_names(question, context.collections)
+
+
+async def _route_leads(
+    context: GraphContext, leads: Sequence[Lead], candidates: tuple[str, ...]
+) -> list[tuple[Lead, str]]:
+    """Route each lead to the allowed collections where its query matches best (one probe each)."""
+    collections = [context.collections[n] for n in candidates]
+    if len(collections) == 1:
+        return [(lead, collections[0].name) for lead in leads]
+    scores = await asyncio.gather(*(context.backend.probe(collections, lead.query) for lead in leads))
+    routed = []
+    for lead, found in zip(leads, scores, strict=True):
+        # A name scores high where it is mentioned as well as where it is the subject: the two
+        # best collections within the routing ratio of the best.
+        ranked = sorted((n for n in found if n in candidates), key=lambda n: -found[n])
+        best = found[ranked[0]] if ranked else 0.0
+        routed += [
+            (lead, n) for n in ranked[:ROUTES_PER_LEAD] if found[n] >= context.limits.routing_ratio * best
+        ]
+    return routed
+
+
+async def _propose_with_model(
+    context: GraphContext,
+    llm: ChatModel,
+    question: Question,
+    findings: Sequence[Finding],
+    candidates: tuple[str, ...],
+    fallback_origin: str,
+    runtime: Runtime[GraphContext],
+) -> list[tuple[Lead, str]] | None:
+    """The model's follow-ups, validated; ``None`` (use the heuristic) when it fails."""
+    if not any(f.claims for f in findings):
+        return None
+    user, sources = reflect_message(
+        question.text, findings, {n: context.collections[n].title for n in candidates}
+    )
+    try:
+        output = await llm.complete_json(
+            system=REFLECT_PROMPT.replace("{max_follow_ups}", str(context.limits.follow_ups)),
+            user=user,
+            schema=ReflectOutput,
+            time_budget=context.budget(
+                context.limits.plan_timeout, reserve=context.limits.branch_timeout / 2
+            ),
+        )
+    except LLMError as exc:
+        runtime.stream_writer(LLMFallback(stage="reflect", reason=exc.reason))
+        return None
+    proposals = validate_proposals(output, candidates, sources, fallback_origin, context.limits.follow_ups)
+    if proposals is None:
+        runtime.stream_writer(LLMFallback(stage="reflect", reason="no usable follow-ups"))
+        return None
+    return [(p.lead, p.collection) for p in proposals]
+
+
+async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, object]:
+    """Read the round's findings and decide what the question still needs: follow-up tasks for
+    the next round, or none (then the graph synthesizes). Stops at ``max_rounds`` and when another
+    round would not fit in the question's time budget."""
+    context = runtime.context
+    plan_ = state["plan"]
+    number = state.get("round", 1)
+    findings = state.get("findings", [])
+    tasks = plan_.tasks if number == 1 else state.get("follow_ups", ())
+    elapsed = time.monotonic() - state.get("round_started", time.monotonic())
+    update: dict[str, object] = {"rounds": [_round_summary(tasks, elapsed)], "follow_ups": ()}
+    if number >= context.limits.max_rounds:
+        return update
+    reserve = 2.0 if context.llm is not None else 0.2
+    if context.deadline is not None and context.deadline - time.monotonic() - reserve < 2 * elapsed:
+        return update  # another round like this one would not leave time to answer
+    question = state["question"]
+    ranked = merge_passages(findings)
+    unavailable = {f.collection for f in findings if f.status in ("failed", "timeout")}
+    candidates = tuple(n for n in follow_up_collections(question, plan_, context) if n not in unavailable)
+    if not ranked or not candidates:
+        return update
+    routed: list[tuple[Lead, str]] | None = None
+    if context.llm is not None:
+        current = [f for f in findings if f.round == number]
+        routed = await _propose_with_model(
+            context, context.llm, question, current, candidates, ranked[0].id, runtime
+        )
+    if routed is None:
+        covered = [
+            *(t.focus for t in plan_.tasks if t.focus),
+            *(f"{c.name.replace('_', ' ')} {c.title}" for c in context.collections.values()),
+        ]
+        leads = heuristic_leads(question, plan_.kind, plan_.sides, ranked, context.limits.follow_ups, covered)
+        asked = {(t.entity.lower(), t.collection) for t in plan_.tasks}
+        try:
+            routed = await _route_leads(context, leads, candidates)
+        except RetrievalError:
+            return update  # routing failed: answer with what the first rounds found
+        routed = [(lead, c) for lead, c in routed if (lead.entity.lower(), c) not in asked]
+    kept = keep_second(question, plan_.sides, ranked, [lead for lead, _ in routed])
+    routed = [(lead, collection) for lead, (_, collection) in zip(kept, routed, strict=True)]
+    searched = {(f.entity.lower(), f.collection) for f in findings if f.entity}
+    follow_ups = tuple(
+        ResearchTask(
+            collection=collection,
+            queries=(lead.query,),
+            focus=lead.entity,
+            question=question.text,
+            round=number + 1,
+            entity=lead.entity,
+            origin=lead.origin,
+        )
+        for lead, collection in routed
+        if (lead.entity.lower(), collection) not in searched
+    )
+    if follow_ups:
+        runtime.stream_writer(
+            FollowUp(round=number + 1, targets=tuple((t.entity, t.collection) for t in follow_ups))
+        )
+        update.update({"follow_ups": follow_ups, "round": number + 1, "round_started": time.monotonic()})
+    return update
+
+
+def outcomes_across_rounds(answer: Answer, findings: Sequence[Finding]) -> tuple[CollectionOutcome, ...]:
+    """The plan's outcomes, plus one for each follow-up that failed or timed out (so the answer
+    says it is partial while keeping everything the earlier rounds found)."""
+    extra = [
+        CollectionOutcome(
+            name=f.collection,
+            status=f.status,
+            sources=0,
+            seconds=f.seconds,
+            reason=f.reason,
+            round=f.round,
+        )
+        for f in findings
+        if f.round > 1 and f.status in ("failed", "timeout")
+    ]
+    return (*answer.outcomes, *extra)
+
+
 async def synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, Answer]:
+    """The answer from every round's findings, with the rounds it took."""
+    answer = await _synthesize(state, runtime)
+    findings = state.get("findings", [])
+    if any(f.round > 1 for f in findings):
+        first = [f for f in findings if f.round == 1]
+        outcomes = answer.model_copy(update={"outcomes": outcomes_of(state["plan"], first)})
+        answer = answer.model_copy(update={"outcomes": outcomes_across_rounds(outcomes, findings)})
+    return {"answer": answer.model_copy(update={"rounds": tuple(state.get("rounds", ()))})}
+
+
+async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> Answer:
     """Merge the findings into one cited answer: model-written and verified sentence by sentence
     when a model is configured, extractive otherwise or whenever the model's answer is unusable."""
     context = runtime.context
@@ -215,12 +423,12 @@ async def synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> di
             runtime.stream_writer(LLMFallback(stage="synthesis", reason=exc.reason))
         else:
             if answer is not None:
-                return {"answer": answer}
+                return answer
             runtime.stream_writer(LLMFallback(stage="synthesis", reason="no verified sentences"))
     answer = synthesize_extractive(plan_, findings, context.limits)
     if not answer.found:
         answer = await _answer_from_elsewhere(context, state["question"], plan_, findings, answer)
-    return {"answer": answer}
+    return answer
 
 
 async def _answer_from_elsewhere(

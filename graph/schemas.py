@@ -27,3 +27,14 @@ class DraftOutput(BaseModel):
 
 class AnswerOutput(BaseModel):
     answer: str
+
+
+class JudgeVerdict(BaseModel):
+    i: int
+    supported: bool = False
+    passage: int = 0
+    quote: str = ""
+
+
+class JudgeOutput(BaseModel):
+    verdicts: list[JudgeVerdict] = Field(default_factory=list)

@@ -3,7 +3,7 @@
 import operator
 from typing import Annotated, TypedDict
 
-from graph.models import Answer, Finding, Plan, Question
+from graph.models import Answer, Finding, Plan, Question, ResearchRound, ResearchTask
 
 
 class ResearchState(TypedDict, total=False):
@@ -11,3 +11,7 @@ class ResearchState(TypedDict, total=False):
     plan: Plan
     findings: Annotated[list[Finding], operator.add]
     answer: Answer
+    round: int  # the round whose branches are running (1: the plan's)
+    round_started: float  # time.monotonic() when that round was sent
+    follow_ups: tuple[ResearchTask, ...]  # what ``reflect`` sends next; empty: synthesize
+    rounds: Annotated[list[ResearchRound], operator.add]

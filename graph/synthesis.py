@@ -4,12 +4,14 @@ citation checked against the passages retrieved in this run."""
 
 import logging
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graph.citations import best_quote, is_supported, split_cited, verify_cited
+from graph.citations import best_quote, check, is_supported, split_cited
 from graph.context import ResearchLimits
 from graph.extractive import MAX_WORDS, MIN_WORDS, is_heading, jaccard
+from graph.judge import admit, judge, judgeable
 from graph.llm import ChatModel
 from graph.models import (
     Answer,
@@ -22,6 +24,7 @@ from graph.models import (
     Plan,
 )
 from graph.prompts import SYNTHESIS_PROMPT, quote_untrusted
+from graph.reflect import is_about
 from graph.relevance import (
     Coverage,
     QuestionFocus,
@@ -51,7 +54,54 @@ LEAD_BONUS = 0.1
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
-    """Everything the branches retrieved, as one ranking, each passage once.
+    """Everything every round retrieved, as one ranking, each passage once.
+
+    The first round's passages are ranked as in ``_merge_round``. A follow-up round's passage
+    about the entity it looked for comes right after the passage that named that entity (the
+    two hops of a bridge question belong together); the follow-ups' other passages come last.
+    """
+    first = _merge_round([f for f in findings if f.round <= 1])
+    later = [f for f in findings if f.round > 1 and f.status == "ok" and f.passages]
+    if not later:
+        return first
+    anchored: dict[str, Passage] = {}
+    for finding in later:  # in the order reflect wrote them: best lead first
+        about = next((p for p in finding.passages if is_about(p, finding.entity)), None)
+        if about is None:
+            continue
+        origin = finding.origin if any(p.id == finding.origin for p in first) else ""
+        origin = origin or (first[0].id if first else "")
+        anchored.setdefault(origin, about)
+    if len(first) > 1 and first[0].id in anchored and _linked(first[0], first[1]):
+        # The first two already belong together (one names the other): keep them first.
+        anchored[first[1].id] = anchored.pop(first[0].id)
+    ranked: dict[str, Passage] = {}
+    for passage in first:
+        ranked.setdefault(passage.id, passage)
+        follower = anchored.get(passage.id)
+        if follower is not None:
+            ranked.setdefault(follower.id, follower)
+    for passage in anchored.values():
+        ranked.setdefault(passage.id, passage)
+    rest = sorted((p for f in later for p in f.passages), key=lambda p: (-p.score, p.id))
+    for passage in rest:
+        ranked.setdefault(passage.id, passage)
+    return tuple(ranked.values())
+
+
+def _linked(a: Passage, b: Passage) -> bool:
+    """Whether either passage names the other's subject (its title, without a parenthesis)."""
+
+    def subject(p: Passage) -> str:
+        return p.title.split(" (", 1)[0].split(",", 1)[0].strip().lower()
+
+    return (bool(subject(b)) and subject(b) in a.text.lower()) or (
+        bool(subject(a)) and subject(a) in b.text.lower()
+    )
+
+
+def _merge_round(findings: Sequence[Finding]) -> tuple[Passage, ...]:
+    """One round's passages as one ranking, each passage once.
 
     Ranked by raw retrieval score, not rank position: the evidence for a question often sits in
     one collection, and rank fusion would push it out with every other collection's top hit. For a
@@ -175,10 +225,13 @@ def _ranked_claims(
                 continue
             passage = max(cited, key=lambda p: p.score)
             retrieval = passage.score / top
+            # The passage a follow-up round found about the entity it followed: the second hop of
+            # a bridge question, which rarely shares the question's words (see ``_add_followed``).
+            hop = finding.round > 1 and bool(finding.entity) and is_about(passage, finding.entity)
             if focus.empty:
                 relevance = claim.coverage
             else:
-                if not bears_on(focus, claim.text, passage.title):
+                if not hop and not bears_on(focus, claim.text, passage.title):
                     continue
                 relevance = 0.75 * term_coverage(focus, claim.text, passage.title) + 0.25 * entity_share(
                     focus, claim.text + " " + passage.title
@@ -187,7 +240,12 @@ def _ranked_claims(
             score = RELEVANCE_WEIGHT * relevance + (1 - RELEVANCE_WEIGHT) * retrieval + lead
             # Drafted claims passed their branch's own cut; a sentence read here must earn its
             # place by carrying two of the question's key terms, or by being about its entity.
-            if claim.coverage == 0.0 and not focus.empty and not _earns_place(focus, claim.text, passage):
+            if (
+                not hop
+                and claim.coverage == 0.0
+                and not focus.empty
+                and not _earns_place(focus, claim.text, passage)
+            ):
                 continue
             scored.append((score, claim, finding.collection, passage))
     scored.sort(key=lambda item: -item[0])
@@ -238,12 +296,45 @@ def choose_claims(
         kept.append((claim, collection))
         kept_passages.append(passage)
         kept_stems.append(own)
+    _add_followed(findings, ranked, kept, kept_passages, kept_stems)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merge_passages(findings))
     if coverage.found:
         return Selection(claims=kept, coverage=coverage, closest=[])
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
     return Selection(claims=[], coverage=coverage, closest=closest)
+
+
+def _add_followed(
+    findings: Sequence[Finding],
+    ranked: Sequence[tuple[float, Claim, str, Passage]],
+    kept: list[tuple[Claim, str]],
+    kept_passages: list[Passage],
+    kept_stems: list[set[str]],
+) -> None:
+    """The second hop of a bridge question: when a kept sentence names an entity a research round
+    followed up, the best sentence of the passage about that entity is kept right after it (it
+    rarely shares the question's words, yet it holds the answer)."""
+    followed = dict.fromkeys(f.entity for f in findings if f.round > 1 and f.entity and f.status == "ok")
+    for entity in followed:
+        named = next((i for i, (c, _) in enumerate(kept) if entity.lower() in c.text.lower()), None)
+        if named is None or any(is_about(p, entity) for p in kept_passages):
+            continue
+        hop = next(
+            (
+                (claim, collection, passage)
+                for _, claim, collection, passage in ranked
+                if is_about(passage, entity)
+                and all(jaccard(stems(claim.text), other) < DUPLICATE for other in kept_stems)
+            ),
+            None,
+        )
+        if hop is None:
+            continue
+        claim, collection, passage = hop
+        kept.insert(named + 1, (claim, collection))
+        kept_passages.insert(named + 1, passage)
+        kept_stems.insert(named + 1, stems(claim.text))
 
 
 def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> list[tuple[Claim, str]]:
@@ -295,6 +386,7 @@ def build_answer(
         outcomes=outcomes_of(plan, findings),
         retrieved=merge_passages(findings),
         dropped=dropped + sum(f.dropped for f in findings),
+        drop_reasons=tuple(r for f in findings for r in f.drop_reasons),
     )
     return answer, dropped
 
@@ -336,8 +428,9 @@ async def synthesize_with_llm(
     time_budget: float,
 ) -> tuple[Answer | None, int]:
     """The model writes the answer from the verified claims only; every sentence it writes is
-    checked again against the passages its ``[n]`` point to, and dropped if unsupported.
-    Returns ``None`` (use the extractive answer) when nothing survives."""
+    checked again against the passages its ``[n]`` point to: by the guards, and by one batched
+    judge call whose quotes are checked verbatim (``graph.judge``). A sentence either cannot
+    confirm is dropped. Returns ``None`` (use the extractive answer) when nothing survives."""
     selected = select_claims(plan, findings, limits)
     if not selected:
         return None, 0
@@ -354,30 +447,46 @@ async def synthesize_with_llm(
             f'<claim collection="{collection}">{quote_untrusted(claim.text)}</claim> {"".join(markers)}'
         )
     sources = {n: retrieved[pid] for pid, n in numbers.items()}
+    started = time.monotonic()
     output = await llm.complete_json(
         system=SYNTHESIS_PROMPT,
         user=f"Question: {quote_untrusted(question)}\n\n" + "\n".join(lines),
         schema=AnswerOutput,
         time_budget=time_budget,
     )
+    written = split_cited(output.answer)
+    items = [(text, cites) for text, cites in written if cites and all(n in sources for n in cites)]
+    reasons = [check(text, [sources[n].text for n in cites]) for text, cites in items]
+    to_judge = [
+        i for i, (item, reason) in enumerate(zip(items, reasons, strict=True)) if judgeable(item[0], reason)
+    ]
+    judged = await judge(
+        llm, [items[i] for i in to_judge], sources, time_budget=time_budget - (time.monotonic() - started)
+    )
+    verdicts = dict(zip(to_judge, judged, strict=True)) if judged is not None else {}
     renumbered: dict[str, int] = {}
     citations: list[Citation] = []
     sentences: list[AnswerSentence] = []
-    dropped = 0
-    for text, cited_numbers in split_cited(output.answer):
-        cited = verify_cited(text, cited_numbers, sources)
-        if cited is None:
-            dropped += 1
+    reasons_dropped: list[str] = ["unsupported"] * (len(written) - len(items))  # bad or no [n]
+    for index, (text, cited_numbers) in enumerate(items):
+        cited = [sources[n] for n in cited_numbers]
+        verdict = verdicts.get(index)
+        reason = admit(text, cited, reasons[index], verdict)
+        if reason is not None:
+            logger.debug("dropped a model sentence: %s", reason)
+            reasons_dropped.append(reason)
             continue
         for passage in cited:
             if passage.id not in renumbered:
                 renumbered[passage.id] = len(citations) + 1
-                citations.append(
-                    Citation(n=renumbered[passage.id], passage=passage, quote=best_quote(text, passage))
-                )
+                quote = verdict.quote if verdict and verdict.quote else None
+                if quote is None or quote not in " ".join(passage.text.split()):
+                    quote = best_quote(text, passage)
+                citations.append(Citation(n=renumbered[passage.id], passage=passage, quote=quote))
         sentences.append(
             AnswerSentence(text=text, citations=tuple(dict.fromkeys(renumbered[p.id] for p in cited)))
         )
+    dropped = len(reasons_dropped)
     if dropped:
         logger.info("dropped %d unsupported model sentences", dropped)
     if not sentences:
@@ -390,5 +499,6 @@ async def synthesize_with_llm(
         outcomes=outcomes_of(plan, findings),
         retrieved=merge_passages(findings),
         dropped=dropped + sum(f.dropped for f in findings),
+        drop_reasons=(*reasons_dropped, *(r for f in findings for r in f.drop_reasons)),
     )
     return answer, dropped

@@ -1,4 +1,5 @@
-"""The collections file: which collections exist, where their sources are, who may search what."""
+"""The collections file: which collections exist, where their sources are, and its ``channels:``
+section as written (``bot.access`` decides what it means for a place)."""
 
 import glob
 import re
@@ -40,7 +41,7 @@ class Collection(BaseModel):
 
 
 class ChannelPolicy(BaseModel):
-    """What may be searched in one channel, and what is searched when nobody says."""
+    """One entry of ``channels:``: what may be searched there, and what is searched when nobody says."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -62,14 +63,6 @@ class CollectionsConfig(BaseModel):
 
     def get(self, name: str) -> Collection | None:
         return next((c for c in self.collections if c.name == name), None)
-
-    def policy_for(self, channel: str | None) -> ChannelPolicy:
-        """The channel's own policy, else the ``"*"`` policy, else everything is allowed."""
-        if channel is not None and channel in self.channels:
-            return self.channels[channel]
-        if ANY_CHANNEL in self.channels:
-            return self.channels[ANY_CHANNEL]
-        return ChannelPolicy(allow=self.names)
 
 
 def load_collections(path: Path) -> CollectionsConfig:
@@ -172,3 +165,29 @@ def resolve_sources(collection: Collection, config: CollectionsConfig) -> list[P
     if problems:
         raise CollectionsFileError(path=config.path, problems=problems)
     return sorted(files)
+
+
+def skipped_sources(collection: Collection, config: CollectionsConfig) -> list[tuple[Path, str]]:
+    """What a collection's sources name or match but ``resolve_sources`` cannot index, with why:
+    dangling symbolic links, and folders named like documents (``notes.md/``). Sorted by path."""
+    from retrieval.ingest.loaders import SUPPORTED_SUFFIXES
+
+    found: dict[Path, str] = {}
+
+    def consider(path: Path) -> None:
+        if path.is_symlink() and not path.exists():
+            found[path] = "a symbolic link to nothing"
+        elif path.is_dir() and path.suffix.lower() in SUPPORTED_SUFFIXES:
+            found[path] = "a folder named like a document, not a file"
+
+    for pattern in collection.sources:
+        full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
+        if glob.has_magic(pattern):
+            for match in glob.glob(full, recursive=True):  # noqa: PTH207 (absolute or relative patterns)
+                consider(Path(match))
+        elif Path(full).is_dir():
+            for path in Path(full).rglob("*"):
+                consider(path)
+        else:
+            consider(Path(full))
+    return sorted(found.items())

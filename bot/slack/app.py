@@ -1,9 +1,7 @@
 """The Bolt app: mentions, ``/ask``, feedback buttons; each question answered in its thread."""
 
-import asyncio
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,34 +12,37 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
+from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
+from bot.conversation import answer_in_thread
+from bot.dedupe import EventDeduplicator
+from bot.memory import ThreadKey
 from bot.metrics import ConferMetrics
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
 from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService, Surface
 from bot.settings import SettingsError
-from bot.slack.blocks import Row, StatusState, answer_message, summary_line
-from bot.slack.dedupe import EventDeduplicator
-from bot.slack.gateway import SlackCallError, SlackGateway
+from bot.slack.blocks import answer_message
+from bot.slack.followups import SlackConversations, parse_message, thread_key
+from bot.slack.gateway import ResponseUrlError, SlackCallError, SlackGateway, respond
 from bot.slack.mrkdwn import neutralize
 from bot.slack.payloads import (
+    Mention,
     PayloadError,
+    SlashCommand,
     is_user_id,
     parse_command,
     parse_mention,
     plain_text,
     strip_bot_mention,
 )
-from bot.slack.status import StatusMessage
-from graph.events import BranchFinished, PlanReady, ProgressEvent
+from bot.slack.thread import SlackThread, post_message
+from bot.threads import Prepared
 from graph.models import Answer, Question
-from graph.nodes import DIRECT_KINDS
 from graph.planning import CollectionAccessError
-from graph.question import classify_question
 
 logger = logging.getLogger(__name__)
 
 COMMAND = "/ask"
-_BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "msg_too_long"})
 
 
 @dataclass
@@ -54,17 +55,9 @@ class SlackResponder:
     status_interval: float = 1.0
 
     async def post(self, channel: str, thread_ts: str | None, text: str, **extra: Any) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "channel": channel,
-            "text": text,
-            "unfurl_links": False,
-            "unfurl_media": False,
-        }
-        if thread_ts:
-            params["thread_ts"] = thread_ts
-        return await self.gateway.call("chat.postMessage", **params, **extra)
+        return await post_message(self.gateway, channel, thread_ts, text, **extra)
 
-    async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
+    async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> bool:
         params: dict[str, Any] = {"channel": channel, "user": user, "text": text}
         if thread_ts:
             params["thread_ts"] = thread_ts
@@ -72,97 +65,34 @@ class SlackResponder:
             await self.gateway.call("chat.postEphemeral", **params)
         except SlackCallError:
             logger.warning("could not send an ephemeral message")
+            return False
+        return True
 
     async def answer(
-        self, *, team: str, channel: str, thread_ts: str, question: Question, surface: Surface
-    ) -> None:
-        config = self.service.config
-        if classify_question(question.text) in DIRECT_KINDS:
-            answer = await self.service.answer(question, surface=surface)
-            blocks, text = answer_message(answer, config)
-            await self.post(channel, thread_ts, text, blocks=blocks)
-            return
-        status = StatusMessage(
-            gateway=self.gateway,
-            config=config,
-            team=team,
-            channel=channel,
-            thread_ts=thread_ts,
-            min_interval=self.status_interval,
+        self,
+        *,
+        team: str,
+        channel: str,
+        thread_ts: str,
+        question: Question,
+        surface: Surface,
+        on_undelivered: Callable[[], Awaitable[None]] | None = None,
+    ) -> Answer | None:
+        """The chat core runs the question's life; Slack only supplies the thread.
+        ``on_undelivered`` tells the asker another way when nothing reached the thread. Returns the
+        answer once it is posted (``None`` otherwise)."""
+        thread = SlackThread(
+            gateway=self.gateway, config=self.service.config, team=team, channel=channel, thread_ts=thread_ts
         )
-        started = time.monotonic()
-        answered = False
-        try:
-            await status.post()
-
-            async def queued(position: int) -> None:
-                def change(state: StatusState) -> None:
-                    state.phase, state.queue_position = "queued", position
-
-                status.update(change)
-
-            async with self.scheduler.slot(on_queued=queued):
-                status.update(lambda s: setattr(s, "phase", "researching"))
-                answer = await self.service.answer(
-                    question, surface=surface, on_event=_status_updater(status)
-                )
-            await self.post_answer(channel, thread_ts, answer)
-            answered = True
-            status.update(lambda s: _finish(s, "done", summary_line(answer, time.monotonic() - started)))
-            await status.close()
-        except QuestionTimeoutError:
-            status.update(lambda s: _finish(s, "failed", "⏱️ Stopped: the question ran out of time."))
-            await self._say(channel, thread_ts, messages.TIMED_OUT)
-        except asyncio.CancelledError:
-            if not answered:  # once the answer is posted, only a late status edit is lost
-                status.update(lambda s: _finish(s, "interrupted", "⏹️ Interrupted."))
-                await asyncio.shield(self._finish_interrupted(status, channel, thread_ts))
-            raise
-        except SlackCallError as error:
-            logger.warning("could not post to slack", extra={"method": error.method, "error": error.error})
-            status.update(lambda s: _finish(s, "failed", "⚠️ Could not post the answer to Slack."))
-        except Exception:
-            logger.exception("question failed")
-            status.update(lambda s: _finish(s, "failed", "⚠️ Something went wrong."))
-            await self._say(channel, thread_ts, messages.UNEXPECTED)
-        if not answered:
-            await status.close()
-
-    async def post_answer(self, channel: str, thread_ts: str, answer: Answer) -> None:
-        """Post with Block Kit; if Slack rejects the blocks, post the same answer as plain text."""
-        blocks, text = answer_message(answer, self.service.config)
-        try:
-            await self.post(channel, thread_ts, text, blocks=blocks)
-        except SlackCallError as error:
-            if error.error not in _BLOCK_ERRORS:
-                raise
-            logger.warning("answer blocks rejected; posting text", extra={"error": error.error})
-            await self.post(channel, thread_ts, text)
-
-    async def _finish_interrupted(self, status: StatusMessage, channel: str, thread_ts: str) -> None:
-        await self._say(channel, thread_ts, messages.INTERRUPTED)
-        await status.close(wait=10)
-
-    async def _say(self, channel: str, thread_ts: str, text: str) -> None:
-        try:
-            await self.post(channel, thread_ts, text)
-        except SlackCallError:
-            logger.warning("could not post to slack")
-
-
-def _finish(state: StatusState, phase: str, summary: str) -> None:
-    state.phase, state.summary = phase, summary
-
-
-def _status_updater(status: StatusMessage) -> Callable[[ProgressEvent], Awaitable[None]]:
-    async def on_event(event: ProgressEvent) -> None:
-        if isinstance(event, PlanReady):
-            status.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
-        elif isinstance(event, BranchFinished):
-            row = Row(status=event.status, sources=event.sources, seconds=event.seconds, reason=event.reason)
-            status.update(lambda s: s.rows.__setitem__(event.collection, row))
-
-    return on_event
+        return await answer_in_thread(
+            thread,
+            service=self.service,
+            scheduler=self.scheduler,
+            question=question,
+            surface=surface,
+            status_interval=self.status_interval,
+            on_undelivered=on_undelivered,
+        )
 
 
 _REJECTED_TOKEN = frozenset(
@@ -230,9 +160,10 @@ def build_slack_app(
     dedupe: EventDeduplicator,
     metrics: ConferMetrics,
     identity: AuthorizeResult | None = None,
+    conversations: SlackConversations | None = None,
 ) -> AsyncApp:
     """``identity`` (from ``authorize_once``) spares every request an ``auth.test``; without it
-    Bolt calls ``auth.test`` itself."""
+    Bolt calls ``auth.test`` itself. ``conversations``: thread memory, follow-ups and DMs."""
     authorization = _static_authorization(client, identity) if identity else {"client": client}
     app = AsyncApp(
         signing_secret=signing_secret,
@@ -255,30 +186,96 @@ def build_slack_app(
             return
         text = plain_text(strip_bot_mention(mention.text, context.bot_user_id))
         thread = mention.reply_thread
+        key = thread_key(mention.team, mention.channel, thread)
         try:
-            question = service.make_question(text, channel=mention.channel)
+            if conversations is None:
+                prepared = None
+                question = service.make_question(text, channel=mention.channel)
+            else:
+                prepared = await conversations.prepare(
+                    service,
+                    key,
+                    text,
+                    channel=mention.channel,
+                    read_from=(mention.thread_ts, mention.ts) if mention.thread_ts else None,
+                    bot_user_id=context.bot_user_id,
+                )
+                question = prepared.question
         except EmptyQuestionError:
             await responder.ephemeral(mention.channel, mention.user, messages.USAGE, thread)
             service.record_rejected("mention")
             return
         except CollectionAccessError as error:
-            await responder.ephemeral(
-                mention.channel, mention.user, messages.collection_access(error), thread
-            )
+            await responder.ephemeral(mention.channel, mention.user, _access_message(error), thread)
             service.record_rejected("mention")
             return
         try:
             scheduler.submit(
-                responder.answer(
-                    team=mention.team,
-                    channel=mention.channel,
-                    thread_ts=thread,
-                    question=question,
-                    surface="mention",
+                _answer_and_remember(
+                    responder.answer(
+                        team=mention.team,
+                        channel=mention.channel,
+                        thread_ts=thread,
+                        question=question,
+                        surface="mention",
+                        on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
+                    ),
+                    conversations,
+                    key,
+                    prepared,
                 )
             )
         except ShuttingDownError:
             await responder.ephemeral(mention.channel, mention.user, messages.SHUTTING_DOWN, thread)
+
+    @app.event("message")
+    async def on_message(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        """A reply in a thread Confer answered, or a direct message; everything else is ignored."""
+        if conversations is None or not conversations.followups:
+            return
+        message = parse_message(body, context.bot_user_id)
+        if message is None or message.place is None:
+            return
+        surface: Surface
+        if message.place == "dm":
+            thread, surface = message.thread_ts, "dm"
+            key = thread_key(message.team, message.channel, message.thread_ts or "dm")
+        else:
+            thread, surface = message.thread_ts, "followup"
+            key = thread_key(message.team, message.channel, message.thread_ts)
+            if not await conversations.answered(key):
+                return
+        if message.event_id and not await dedupe.first_delivery(message.event_id):
+            metrics.events_deduplicated.inc()
+            return
+        try:
+            prepared = await conversations.prepare(
+                service, key, plain_text(message.text), channel=message.channel
+            )
+        except EmptyQuestionError:
+            service.record_rejected(surface)
+            return
+        except CollectionAccessError as error:
+            await responder.ephemeral(message.channel, message.user, _access_message(error), thread or None)
+            service.record_rejected(surface)
+            return
+        try:
+            scheduler.submit(
+                _answer_and_remember(
+                    responder.answer(
+                        team=message.team,
+                        channel=message.channel,
+                        thread_ts=thread,
+                        question=prepared.question,
+                        surface=surface,
+                    ),
+                    conversations,
+                    key,
+                    prepared,
+                )
+            )
+        except ShuttingDownError:
+            await responder.ephemeral(message.channel, message.user, messages.SHUTTING_DOWN, thread or None)
 
     @app.command(COMMAND)
     async def on_command(ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -286,6 +283,10 @@ def build_slack_app(
             command = parse_command(body)
         except PayloadError:
             await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
+            return
+        if command.trigger_id and not await dedupe.first_delivery("command:" + command.trigger_id):
+            metrics.events_deduplicated.inc()  # a replayed or redelivered request: answered once
+            await ack()
             return
         word = command.text.strip().lower()
         if word in ("", "help"):
@@ -301,13 +302,13 @@ def build_slack_app(
             return
         except CollectionAccessError as error:
             service.record_rejected("command")
-            await ack(response_type="ephemeral", text=messages.collection_access(error))
+            await ack(response_type="ephemeral", text=_access_message(error))
             return
         if not scheduler.accepting:
             await ack(response_type="ephemeral", text=messages.SHUTTING_DOWN)
             return
         await ack()
-        scheduler.submit(_answer_command(responder, command.team, command.channel, command.user, question))
+        scheduler.submit(_answer_command(responder, metrics, command, question))
 
     @app.action(re.compile(r"^feedback_(up|down)$"))
     async def on_feedback(ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -322,27 +323,112 @@ def build_slack_app(
     return app
 
 
+async def _answer_and_remember(
+    answering: Awaitable[Answer | None],
+    conversations: SlackConversations | None,
+    key: ThreadKey,
+    prepared: Prepared | None,
+) -> None:
+    """Run the question's life in its thread, keeping the turn in the thread's memory (the question
+    first, then its answer)."""
+    if conversations is not None and prepared is not None:
+        await conversations.begin(key, prepared)
+    answer = await answering
+    if conversations is not None and prepared is not None:
+        await conversations.remember(key, prepared, answer)
+
+
 async def _answer_command(
-    responder: SlackResponder, team: str, channel: str, user: str, question: Question
+    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, question: Question
 ) -> None:
     """Slash commands cannot run in threads: post a root message restating the question, then
-    answer under it."""
-    asker = f"<@{user}>" if is_user_id(user) else "Someone"
+    answer under it. Where Confer cannot post (a DM, a channel it has not joined), the answer goes
+    to the asker alone through the command's ``response_url``."""
+    asker = f"<@{command.user}>" if is_user_id(command.user) else "Someone"
     try:
-        root = await responder.post(channel, None, messages.asked_by(asker, neutralize(question.text)))
+        root = await responder.post(
+            command.channel, None, messages.asked_by(asker, neutralize(question.text))
+        )
     except SlackCallError as error:
-        logger.warning("could not post the question", extra={"error": error.error})
+        logger.warning("could not post the question; answering privately", extra={"error": error.error})
+        await _answer_privately(responder, metrics, command, question)
         return
+
+    async def undelivered() -> None:
+        await _tell_through_response_url(responder, metrics, command, messages.NOT_POSTED)
+
     await responder.answer(
-        team=team, channel=channel, thread_ts=str(root.get("ts", "")), question=question, surface="command"
+        team=command.team,
+        channel=command.channel,
+        thread_ts=str(root.get("ts", "")),
+        question=question,
+        surface="command",
+        on_undelivered=undelivered,
     )
+
+
+async def _answer_privately(
+    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, question: Question
+) -> None:
+    """Research and answer through ``response_url``, visible only to the asker."""
+    if not await _tell_through_response_url(responder, metrics, command, messages.ANSWERING_PRIVATELY):
+        return
+    try:
+        async with responder.scheduler.slot():
+            answer = await responder.service.answer(question, surface="command")
+    except QuestionTimeoutError:
+        await _respond(responder, command, {"response_type": "ephemeral", "text": messages.TIMED_OUT})
+        return
+    except Exception:
+        logger.exception("question failed")
+        await _respond(responder, command, {"response_type": "ephemeral", "text": messages.UNEXPECTED})
+        return
+    blocks, text = answer_message(answer, responder.service.config)
+    if not await _respond(responder, command, {"response_type": "ephemeral", "text": text, "blocks": blocks}):
+        await _respond(responder, command, {"response_type": "ephemeral", "text": text})
+
+
+async def _tell_through_response_url(
+    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, text: str
+) -> bool:
+    """Tell the asker privately; counted in ``confer_questions_undelivered_total`` either way."""
+    told = await _respond(responder, command, {"response_type": "ephemeral", "text": text})
+    metrics.questions_undelivered.labels("command", "response_url" if told else "none").inc()
+    return told
+
+
+async def _respond(responder: SlackResponder, command: SlashCommand, payload: dict[str, Any]) -> bool:
+    try:
+        await respond(responder.gateway.client, command.response_url, **payload)
+    except ResponseUrlError as error:
+        logger.warning("could not answer through response_url", extra={"error": str(error)})
+        return False
+    return True
+
+
+async def _tell_undelivered(responder: SlackResponder, metrics: ConferMetrics, mention: Mention) -> None:
+    """A mention whose thread Confer could not post in: the asker hears it privately."""
+    told = await responder.ephemeral(mention.channel, mention.user, messages.NOT_POSTED, mention.reply_thread)
+    metrics.questions_undelivered.labels("mention", "ephemeral" if told else "none").inc()
+
+
+_CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
+
+
+def _access_message(error: CollectionAccessError) -> str:
+    """Where Confer may not be used, the channels where it may (as Slack channel links, which show
+    their names and notify nobody); otherwise which collections this channel may search."""
+    if isinstance(error, PlaceDeniedError):
+        return messages.place_denied([f"<#{p}>" for p in error.places if _CHANNEL_ID.match(p)])
+    return messages.collection_access(error)
 
 
 def _collections_list(service: ResearchService, channel: str) -> str:
     config = service.config
-    allowed = config.policy_for(channel).allow
+    if policy_for(config, channel) is None:
+        return _access_message(PlaceDeniedError(places=listed_places(config)))
     entries = []
-    for name in allowed:
+    for name in allowed_collections(config, channel):
         collection = config.get(name)
         if collection is not None:
             entries.append(

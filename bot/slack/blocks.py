@@ -1,14 +1,14 @@
 """Block Kit for the status message and the answer, within Slack's limits."""
 
-import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from bot.messages import STATUS_LABELS, failure_reason, partial_note
-from bot.render import cite, collection_title, failed_collections, no_answer_text
+from bot import messages
+from bot.messages import following_up, partial_note
+from bot.progress import FINAL_PHASES, Row, StatusState
+from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text, source_labels
 from bot.slack.mrkdwn import neutralize, safe_link
-from graph.models import Answer, FindingStatus
+from graph.models import Answer
 from retrieval.collections import CollectionsConfig
 
 MAX_BLOCKS = 50
@@ -18,58 +18,30 @@ MAX_TOTAL_CHARS = 11_000  # msg_blocks_too_long has been seen near 13,000
 MAX_FALLBACK_CHARS = 3_900
 FEEDBACK_ACTIONS = ("feedback_up", "feedback_down")
 
-_ICONS: dict[FindingStatus, str] = {"ok": "✅", "empty": "➖", "failed": "⚠️", "timeout": "⏱️"}
-
-
-@dataclass
-class Row:
-    status: FindingStatus | None = None
-    sources: int = 0
-    seconds: float = 0.0
-    reason: str = ""
-
-
-@dataclass
-class StatusState:
-    """Everything the status message shows; each edit renders all of it."""
-
-    phase: str = "starting"  # starting | queued | researching | done | failed | interrupted
-    queue_position: int = 0
-    rows: dict[str, Row] = field(default_factory=dict)
-    summary: str = ""
-
 
 def status_text(state: StatusState, config: CollectionsConfig) -> str:
-    if state.phase in ("done", "failed", "interrupted"):
+    """The status message: every word from ``bot.messages``, collection titles neutralized."""
+    if state.phase in FINAL_PHASES:
         return state.summary
     if state.phase == "queued":
-        ahead = state.queue_position
-        return f"⏳ Queued: {ahead} question{'s' if ahead != 1 else ''} ahead of yours."
+        return messages.status_queued(state.queue_position)
     if not state.rows:
-        return "🔎 Reading your question…"
-    lines = [f"🔎 Researching {len(state.rows)} collection{'s' if len(state.rows) != 1 else ''}:"]
+        return messages.STATUS_READING
+    lines = [messages.status_researching(len(state.rows))]
     for name, row in state.rows.items():
-        title = neutralize(collection_title(config, name))
-        if row.status is None:
-            lines.append(f"• {title}: searching…")
-            continue
-        label = STATUS_LABELS[row.status]
-        if row.status == "ok":
-            label += f", {row.sources} source{'s' if row.sources != 1 else ''}"
-        elif row.status == "failed":
-            label += f" ({failure_reason(row.reason)})"
-        lines.append(f"{_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)")
+        lines.append(_row_line(neutralize(collection_title(config, name)), row))
+    for (entity, name), row in state.follow_ups.items():
+        # The entity comes from document text: neutralized like everything else written to Slack.
+        label = following_up(neutralize(entity), neutralize(collection_title(config, name)))
+        lines.append(_row_line(label, row))
     return "\n".join(lines)
 
 
-def summary_line(answer: Answer, seconds: float) -> str:
-    searched = len(answer.outcomes)
-    failed = sum(1 for o in answer.outcomes if o.status in ("failed", "timeout"))
-    line = (
-        f"✅ Done in {seconds:.1f} s · {searched} collection{'s' if searched != 1 else ''} · "
-        f"{len(answer.citations)} source{'s' if len(answer.citations) != 1 else ''}"
-    )
-    return line + (f" · {failed} unavailable" if failed else "")
+def _row_line(title: str, row: Row) -> str:
+    if row.status is None:
+        return f"• {title}: {messages.STATUS_SEARCHING}"
+    label = messages.status_row(row.status, row.sources, row.reason)
+    return f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)"
 
 
 def _split(text: str, limit: int) -> list[str]:
@@ -95,12 +67,6 @@ def _section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
-def answer_id(answer: Answer) -> str:
-    """A short id for feedback: derived from the cited passages, never from people's text."""
-    digest = hashlib.sha256("|".join(c.passage.id for c in answer.citations).encode()).hexdigest()
-    return digest[:16]
-
-
 def answer_message(answer: Answer, config: CollectionsConfig) -> tuple[list[dict[str, Any]], str]:
     """Blocks and plain fallback text of an answer; every document-derived string neutralized."""
     blocks: list[dict[str, Any]] = []
@@ -120,16 +86,10 @@ def answer_message(answer: Answer, config: CollectionsConfig) -> tuple[list[dict
         note = neutralize(partial_note(failed))
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"⚠️ {note}"}]})
         fallback_parts.append(note)
-    source_elements = []
-    for citation in answer.citations:
-        passage = citation.passage
-        label = (
-            safe_link(passage.url, passage.title)
-            if passage.url
-            else neutralize(f"{passage.title} ({passage.source})")
-        )
-        collection = neutralize(collection_title(config, passage.collection))
-        source_elements.append({"type": "mrkdwn", "text": f"*[{citation.n}]* {label} · {collection}"})
+    source_elements = [
+        {"type": "mrkdwn", "text": f"*[{n}]* {label} · {collection}"}
+        for n, label, collection in source_labels(answer, config, link=safe_link, escape=neutralize)
+    ]
     reserved = 2  # feedback actions, and a possible "more sources" note
     room = MAX_BLOCKS - len(blocks) - reserved
     chunks = [

@@ -1,30 +1,31 @@
 """Every Slack Web API call goes through here: metrics per method and outcome, 429 answers waited
-out (``Retry-After``), one retry for 5xx, and a per-workspace budget for ``chat.update``."""
+out (``Retry-After``), 5xx and temporary ``ok: false`` errors retried with a growing pause, and a
+per-workspace budget for ``chat.update``."""
 
 import asyncio
 import logging
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.errors import ChatCallError
 from bot.metrics import ConferMetrics
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
 
 MAX_RETRY_AFTER = 60.0
+# Temporary failures Slack reports with HTTP 200 and ``ok: false``: retried like a 5xx.
+TRANSIENT_ERRORS = frozenset({"internal_error", "service_unavailable", "request_timeout", "fatal_error"})
 
 
-class SlackCallError(ConferError):
+class SlackCallError(ChatCallError):
     """A Web API call failed for good (``ok: false``, or still failing after retries)."""
-
-    def __init__(self, *, method: str, error: str) -> None:
-        self.method = method
-        self.error = error
-        super().__init__(f"{method}: {error}")
 
 
 class RateLimitedError(ConferError):
@@ -105,6 +106,11 @@ class SlackGateway:
                     if isinstance(exc.response.data, dict)
                     else "unknown_error"
                 )
+                if error in TRANSIENT_ERRORS:
+                    self.metrics.slack_api_calls.labels(method, "server_error").inc()
+                    if attempt < attempts:
+                        await asyncio.sleep(0.5 * attempt)
+                        continue
                 self.metrics.slack_api_calls.labels(method, "error").inc()
                 logger.warning("slack call failed", extra={"method": method, "error": error})
                 raise SlackCallError(method=method, error=error) from None
@@ -112,6 +118,30 @@ class SlackGateway:
             data = response.data
             return data if isinstance(data, dict) else {}
         raise SlackCallError(method=method, error="retries exhausted")
+
+
+_SLACK_HOSTS = ("slack.com", "slack-gov.com")
+
+
+class ResponseUrlError(ConferError):
+    """A ``response_url`` that is not Slack's, or that Slack refused."""
+
+
+async def respond(client: AsyncWebClient, response_url: str, **payload: Any) -> None:
+    """Send to a slash command's ``response_url`` (works in DMs and channels Confer is not in).
+    Only Slack's own hosts, or the configured Web API's host (a test or proxy), are called."""
+    url = urlsplit(response_url)
+    api = urlsplit(client.base_url)
+    slack_host = url.scheme == "https" and (url.hostname or "").endswith(tuple("." + h for h in _SLACK_HOSTS))
+    if not (slack_host or (url.scheme, url.netloc) == (api.scheme, api.netloc)):
+        raise ResponseUrlError("response_url is not Slack's")
+    webhook = AsyncWebhookClient(response_url, timeout=client.timeout, session=client.session)
+    try:
+        response = await webhook.send_dict(payload)
+    except (aiohttp.ClientError, TimeoutError) as error:
+        raise ResponseUrlError(type(error).__name__) from None
+    if response.status_code != 200:
+        raise ResponseUrlError(f"http_{response.status_code}")
 
 
 def share_session(client: AsyncWebClient) -> aiohttp.ClientSession:

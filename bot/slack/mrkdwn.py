@@ -6,6 +6,11 @@ from urllib.parse import urlsplit
 ZERO_WIDTH = "\u200b"
 _BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
 _URL_SCHEME = re.compile(r"\b(https?|ftp|mailto|slack|file)(:)", re.IGNORECASE)
+# A dot Slack would read as part of a host name (``www.evil.example``, ``someone@evil.example``):
+# a letter or digit before it, at least two letters after it.
+_HOST_DOT = re.compile(r"(?<=[A-Za-z0-9-])\.(?=[A-Za-z]{2})")
+_EMAIL_AT = re.compile(r"(?<=[A-Za-z0-9._%+-])@(?=[A-Za-z0-9-])")
+_IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
 
 
 def escape(text: str) -> str:
@@ -15,11 +20,20 @@ def escape(text: str) -> str:
 
 
 def neutralize(text: str) -> str:
-    """Escape, then break bare ``@here``-style words and URLs so Slack neither notifies nor
-    auto-links them. For text that came from documents or a model."""
+    """Escape, then break bare ``@here``-style words, URLs, domains, e-mail and IP addresses so
+    Slack neither notifies nor auto-links them. For text that came from documents or a model."""
     text = escape(text)
     text = _BROADCAST.sub(lambda m: "@" + ZERO_WIDTH + m.group(1), text)
-    return _URL_SCHEME.sub(lambda m: m.group(1) + ZERO_WIDTH + m.group(2), text)
+    text = _URL_SCHEME.sub(lambda m: m.group(1) + ZERO_WIDTH + m.group(2), text)
+    return unlink_hosts(text)
+
+
+def unlink_hosts(text: str) -> str:
+    """Bare domains, e-mail addresses and IPv4 addresses get a zero-width space before their dots,
+    so Slack cannot auto-link them; they still read the same."""
+    text = _IPV4.sub(lambda m: m.group(0).replace(".", ZERO_WIDTH + "."), text)
+    text = _EMAIL_AT.sub("@" + ZERO_WIDTH, text)
+    return _HOST_DOT.sub(ZERO_WIDTH + ".", text)
 
 
 def safe_link(url: str, label: str) -> str:

@@ -39,6 +39,8 @@ class SlashCommand(_Frozen):
     channel: str
     user: str
     text: str
+    trigger_id: str = ""  # unique per invocation: a replayed request carries the same one
+    response_url: str = ""  # answers the asker even where Confer cannot post
 
 
 def parse_mention(body: Mapping[str, Any]) -> Mention:
@@ -64,6 +66,8 @@ def parse_command(body: Mapping[str, Any]) -> SlashCommand:
             channel=body["channel_id"],
             user=body["user_id"],
             text=body.get("text", ""),
+            trigger_id=body.get("trigger_id", ""),
+            response_url=body.get("response_url", ""),
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise PayloadError("slash command without channel or user") from exc

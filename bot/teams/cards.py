@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from bot import messages
-from bot.progress import FINAL_PHASES, StatusState
-from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text
+from bot.progress import FINAL_PHASES, Row, StatusState
+from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text, source_labels
 from bot.teams.markup import neutralize, safe_link
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
@@ -51,13 +51,18 @@ def status_lines(state: StatusState, config: CollectionsConfig) -> list[str]:
         return [messages.STATUS_READING]
     lines = [messages.status_researching(len(state.rows))]
     for name, row in state.rows.items():
-        title = neutralize(collection_title(config, name))
-        if row.status is None:
-            lines.append(f"🔄 {title}: {messages.STATUS_SEARCHING}")
-        else:
-            label = messages.status_row(row.status, row.sources, row.reason)
-            lines.append(f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)")
+        lines.append(_row_line(neutralize(collection_title(config, name)), row))
+    for (entity, name), row in state.follow_ups.items():  # the entity comes from document text
+        label = messages.following_up(neutralize(entity), neutralize(collection_title(config, name)))
+        lines.append(_row_line(label, row))
     return lines
+
+
+def _row_line(title: str, row: Row) -> str:
+    if row.status is None:
+        return f"🔄 {title}: {messages.STATUS_SEARCHING}"
+    label = messages.status_row(row.status, row.sources, row.reason)
+    return f"{messages.STATUS_ICONS[row.status]} {title}: {label} ({row.seconds:.1f} s)"
 
 
 def status_card(state: StatusState, config: CollectionsConfig) -> Card:
@@ -82,16 +87,10 @@ def answer_card(answer: Answer, config: CollectionsConfig) -> Card:
     if failed:
         note = neutralize(messages.partial_note(failed))
         body.append(_text(f"⚠️ {note}", color="Warning", isSubtle=False, spacing="Medium"))
-    sources = []
-    for citation in answer.citations:
-        passage = citation.passage
-        label = (
-            safe_link(passage.url, passage.title)
-            if passage.url
-            else neutralize(f"{passage.title} ({passage.source})")
-        )
-        collection = neutralize(collection_title(config, passage.collection))
-        sources.append(_text(f"[{citation.n}] {label} · {collection}", spacing="None", size="Small"))
+    sources = [
+        _text(f"[{n}] {label} · {collection}", spacing="None", size="Small")
+        for n, label, collection in source_labels(answer, config, link=safe_link, escape=neutralize)
+    ]
     if sources:
         body.append(_text(messages.TEAMS_SOURCES, weight="Bolder", spacing="Medium"))
         body.extend(sources[:MAX_SOURCES])
@@ -119,12 +118,31 @@ def _size(card: Card) -> int:
 
 
 def _fit(card: Card) -> Card:
-    """Drop trailing sources, then trailing answer paragraphs, until the card is within the limit."""
+    """Within the size limit: drop trailing source lines, then shorten the longest paragraph."""
     body: list[dict[str, Any]] = card["body"]
-    while _size(card) > MAX_CARD_CHARS and len(body) > 1:
+    for block in body:  # no single paragraph may crowd out the sources
+        if len(block["text"]) > MAX_CARD_CHARS // 2:
+            block["text"] = _shorten(block["text"], MAX_CARD_CHARS // 2)
+    while _size(card) > MAX_CARD_CHARS:
         small = [i for i, block in enumerate(body) if block.get("size") == "Small"]
-        del body[small[-1] if small else -1]
+        if small:
+            del body[small[-1]]
+            continue
+        longest = max(body, key=lambda block: len(block["text"]))
+        keep = len(longest["text"]) - (_size(card) - MAX_CARD_CHARS) - 100
+        if keep <= 0:
+            body.remove(longest)
+            continue
+        longest["text"] = _shorten(longest["text"], keep)
     return card
+
+
+def _shorten(text: str, limit: int) -> str:
+    """At most ``limit`` characters, cut at a word boundary, ending in an ellipsis."""
+    cut = text[: max(limit - 2, 0)]
+    if " " in cut:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip("\\") + " …"
 
 
 def card_activity(card: Card, *, summary: str = "") -> dict[str, Any]:

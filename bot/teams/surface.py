@@ -16,21 +16,23 @@ from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.core import RestChannelServiceClientFactory
 from microsoft_agents.hosting.core.authorization import (
     AgentAuthConfiguration,
+    AuthTypes,
     ClaimsIdentity,
     JwtTokenValidator,
 )
 
 from bot import messages
+from bot.access import allowed_collections, policy_for
 from bot.conversation import answer_in_thread
-from bot.errors import ChatCallError
+from bot.dedupe import EventDeduplicator
+from bot.errors import ChatCallError, EmptyQuestionError
 from bot.metrics import ConferMetrics
 from bot.progress import StatusState
 from bot.ratelimit import build_teams_budget
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
-from bot.service import EmptyQuestionError, ResearchService
+from bot.service import ResearchService
 from bot.settings import ConferSettings
-from bot.slack.dedupe import EventDeduplicator
 from bot.teams.activities import ActivityError, TeamsMessage, parse_activity
 from bot.teams.cards import answer_card, card_activity, status_card, status_lines, text_activity
 from bot.teams.connector import TeamsClient, TeamsConnector
@@ -209,8 +211,10 @@ class TeamsSurface:
 
     def _collections_list(self, place: str) -> str:
         config = self.service.config
+        if policy_for(config, place) is None:
+            return messages.place_denied(())
         entries = []
-        for name in config.policy_for(place).allow:
+        for name in allowed_collections(config, place):
             collection = config.get(name)
             if collection is not None:
                 entries.append(
@@ -233,11 +237,14 @@ def build_teams_surface(
     auth: AgentAuthConfiguration | None = None
     manager = None
     if not settings.teams_local:
-        assert settings.teams_app_id and settings.teams_tenant_id and settings.teams_app_secret
+        assert settings.teams_app_id and settings.teams_tenant_id
+        secret = settings.teams_app_secret
         auth = AgentAuthConfiguration(
+            auth_type=AuthTypes.client_secret if secret is not None else AuthTypes.certificate,
             client_id=settings.teams_app_id,
             tenant_id=settings.teams_tenant_id,
-            client_secret=settings.teams_app_secret.get_secret_value(),
+            client_secret=secret.get_secret_value() if secret is not None else None,
+            cert_pfx_file=str(settings.teams_cert_pfx_file) if secret is None else None,
             connection_name="SERVICE_CONNECTION",
         )
         manager = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": auth})

@@ -43,8 +43,10 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
-PATH="$work:$PATH" "$PLAYGROUND_DIR/node_modules/.bin/agentsplayground" \
-  -e "http://127.0.0.1:$CONFER_PORT/api/messages" -c msteams -p "$PLAYGROUND_PORT" --dt >"$work/playground.log" 2>&1 &
+playground="$PWD/$PLAYGROUND_DIR/node_modules/.bin/agentsplayground"
+# Run it in the scratch folder: it writes its own logs under devTools/ in its working directory.
+(cd "$work" && PATH="$work:$PATH" exec "$playground" \
+  -e "http://127.0.0.1:$CONFER_PORT/api/messages" -c msteams -p "$PLAYGROUND_PORT" --dt >"$work/playground.log" 2>&1) &
 pids+=($!)
 for _ in $(seq 1 150); do
   port="$(sed -n 's/.*Listening on \([0-9][0-9]*\).*/\1/p' "$work/playground.log" | head -n 1)"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.serve import SlackServer, build_server
+from bot.serve import ConferServer, build_server
 from bot.settings import load_settings
 from tests.fakes.backends import FaultyBackend
 from tests.integration.conftest import index_samples
@@ -59,7 +59,7 @@ def _free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def _confer(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[SlackServer]:
+async def _confer(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ConferServer]:
     monkeypatch.setenv("CONFER_TEAMS_LOCAL", "true")
     monkeypatch.setenv("CONFER_COLLECTIONS", str(sample_dir / "collections.yaml"))
     monkeypatch.setenv("CONFER_DATA_DIR", str(sample_dir / ".confer"))
@@ -95,6 +95,7 @@ async def _playground(confer_port: int, tmp_path: Path) -> AsyncIterator[str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         env=env,
+        cwd=tmp_path,  # it writes devTools/ logs into its working directory
     )
     assert process.stdout is not None
     try:

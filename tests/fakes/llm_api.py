@@ -2,8 +2,11 @@
 
 By default it behaves like a faithful model: it plans from the question, drafts claims that quote
 the numbered passages it was given, and writes an answer from the claims with their [n] markers.
-Tests script anything else per stage (plan, draft, synthesis): a reply, a delay, 429 with
-Retry-After, 5xx, 4xx, malformed JSON.
+Tests script anything else per stage (plan, draft, reflect, synthesis, judge): a reply, a delay,
+429 with Retry-After, 5xx, 4xx, malformed JSON. A *lying* fake (``lie=<kind>``) copies passage
+sentences the same way but changes one thing in every sentence it writes, in drafting and synthesis
+alike (``bot.faithfulness.mutate``: negation, number, name, quantifier, comparative, swapped roles),
+records each changed sentence in ``lies``, and as the judge says yes to every sentence.
 """
 
 import asyncio
@@ -17,10 +20,11 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.faithfulness import Kind, corpus_names, mutate
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 
-Stage = str  # "plan" | "draft" | "synthesis"
+Stage = str  # "plan" | "draft" | "reflect" | "rewrite" | "synthesis" | "judge"
 
 
 @dataclass
@@ -37,6 +41,12 @@ def stage_of(system: str) -> Stage:
         return "plan"
     if system.startswith("You extract"):
         return "draft"
+    if system.startswith("You check"):
+        return "judge"
+    if system.startswith("You direct follow-up"):
+        return "reflect"
+    if system.startswith("You rewrite a follow-up"):
+        return "rewrite"
     return "synthesis"
 
 
@@ -76,9 +86,47 @@ def faithful_answer(user: str) -> str:
     return json.dumps({"answer": " ".join(sentences)})
 
 
+def _judged(user: str, *, honest: bool) -> str:
+    """Verdicts quoting, for each sentence, the cited passage sentence sharing most of its words
+    and numbers. Honest: supported only if that sentence shares most of them; a liar says yes."""
+    passages = dict(re.findall(r'<passage n="(\d+)"[^>]*>\n(.*?)\n</passage>', user, re.DOTALL))
+    verdicts = []
+    for i, cites, text in re.findall(r'<sentence i="(\d+)" cites="([\d,]*)">(.*?)</sentence>', user):
+        own = stems(text) | set(re.findall(r"\d+", text))
+        best: tuple[float, int, str] = (0.0, 0, "")
+        for n in (int(c) for c in cites.split(",") if c):
+            for sentence in split_sentences(passages.get(str(n), "")):
+                share = len(own & (stems(sentence) | set(re.findall(r"\d+", sentence)))) / max(len(own), 1)
+                best = max(best, (share, n, sentence))
+        supported = best[0] > 0 and (not honest or best[0] >= 0.3)
+        verdicts.append({"i": int(i), "supported": supported, "passage": best[1], "quote": best[2]})
+    return json.dumps({"verdicts": verdicts})
+
+
+def faithful_judge(user: str) -> str:
+    return _judged(user, honest=True)
+
+
+def faithful_reflect(user: str) -> str:
+    """Nothing missing: tests script follow-ups when they want some."""
+    return json.dumps({"follow_ups": []})
+
+
+def faithful_rewrite(user: str) -> str:
+    """The follow-up with "it" standing for the last earlier question's last two words."""
+    questions = re.findall(r"^Q: (.*)$", user, re.MULTILINE)
+    followup = re.search(r"^Follow-up: (.*)$", user, re.MULTILINE)
+    text = followup.group(1) if followup else ""
+    subject = " ".join(questions[-1].rstrip("?").split()[-2:]) if questions else ""
+    return json.dumps({"question": re.sub(r"\bit\b", subject, text)})
+
+
 _DEFAULTS: dict[Stage, Callable[[str], str]] = {
+    "judge": faithful_judge,
     "plan": faithful_plan,
     "draft": faithful_draft,
+    "reflect": faithful_reflect,
+    "rewrite": faithful_rewrite,
     "synthesis": faithful_answer,
 }
 
@@ -88,6 +136,8 @@ class FakeLLM:
     requests: list[dict[str, Any]] = field(default_factory=list)
     scripts: dict[Stage, deque[Reply]] = field(default_factory=lambda: defaultdict(deque))
     latency: float = 0.0  # added to every request
+    lie: Kind | None = None  # change one thing of this kind in every sentence written
+    lies: list[str] = field(default_factory=list)
     url: str = ""
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -118,6 +168,35 @@ class FakeLLM:
                 return reply
         return None
 
+    def _lying(self, stage: Stage, user: str, content: str) -> str:
+        """The faithful reply with one thing changed in every sentence that offers one."""
+        names = corpus_names(
+            re.findall(r"<(?:passage|claim)[^>]*>\n?(.*?)\n?</(?:passage|claim)>", user, re.DOTALL)
+        )
+        assert self.lie is not None
+        kind = self.lie
+
+        def change(sentence: str) -> str:
+            changed = mutate(sentence, kind, names)
+            if changed is None:
+                return sentence
+            self.lies.append(changed)
+            return changed
+
+        data = json.loads(content)
+        if stage == "draft":
+            for claim in data["claims"]:
+                claim["text"] = change(claim["text"])
+        else:
+            sentences = []
+            for part in re.split(r"(?<=\.)\s+", data["answer"]):
+                match = re.fullmatch(r"(.*?)\s*((?:\[\d+\])+)\.?", part.strip())
+                if match:
+                    body = change(match.group(1).rstrip(".") + ".").rstrip(".")
+                    sentences.append(f"{body} {match.group(2)}.")
+            data["answer"] = " ".join(sentences)
+        return json.dumps(data)
+
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.requests.append(body)
@@ -136,6 +215,10 @@ class FakeLLM:
                 {"error": {"message": "failure", "type": "server_error"}}, status=reply.status
             )
         content = reply.content if reply.content is not None else _DEFAULTS[stage](user)
+        if reply.content is None and self.lie is not None and stage in ("draft", "synthesis"):
+            content = self._lying(stage, user, content)
+        if reply.content is None and self.lie is not None and stage == "judge":
+            content = _judged(user, honest=False)  # a lying judge says yes to everything
         return web.json_response(
             {
                 "id": f"chatcmpl-{next(self._ids)}",

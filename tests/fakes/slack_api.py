@@ -48,6 +48,7 @@ class FakeSlackApi:
     socket_acks: list[dict[str, Any]] = field(default_factory=list)
     _sockets: list[web.WebSocketResponse] = field(default_factory=list)
     peers: set[object] = field(default_factory=set)  # client connections seen (address, port)
+    threads: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)  # replies
 
     def script(
         self,
@@ -74,6 +75,7 @@ class FakeSlackApi:
     async def start(self) -> "FakeSlackApi":
         app = web.Application()
         app.router.add_post("/api/{method}", self._handle)
+        app.router.add_post("/commands/{id}", self._response_url)
         app.router.add_get("/socket", self._socket)
         self._runner, port = await serve_locally(app)
         self.url = f"http://127.0.0.1:{port}/api"
@@ -106,6 +108,23 @@ class FakeSlackApi:
     @property
     def socket_connected(self) -> bool:
         return any(not s.closed for s in self._sockets)
+
+    @property
+    def response_url(self) -> str:
+        """A slash command's ``response_url`` that lands here (recorded as method ``response_url``)."""
+        return self.url.removesuffix("/api") + "/commands/1"
+
+    def responses(self) -> list[dict[str, Any]]:
+        """What was sent through ``response_url``, in order."""
+        return [c.params for c in self.calls if c.method == "response_url" and c.status == 200]
+
+    async def _response_url(self, request: web.Request) -> web.Response:
+        params = await request.json()
+        script = self._take_script("response_url", params)
+        status = script.status if script else 200
+        self.calls.append(Call(method="response_url", params=params, status=status, at=time.monotonic()))
+        self._changed.set()
+        return web.Response(status=status, text="ok" if status == 200 else "error")
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
@@ -165,6 +184,10 @@ class FakeSlackApi:
             }
         if method == "apps.connections.open":
             return {"ok": True, "url": self.url.replace("http://", "ws://").removesuffix("/api") + "/socket"}
+        if method == "conversations.replies":
+            limit = int(params.get("limit") or 1000)
+            messages = self.threads.get((str(params.get("channel")), str(params.get("ts"))), [])
+            return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
         return {"ok": True}

@@ -10,10 +10,20 @@ from slack_sdk.signature import SignatureVerifier
 
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID
 
+FORM = "application/x-www-form-urlencoded"
+
 
 class SignedSlack:
-    def __init__(self, *, url: str, secret: str, session: ClientSession) -> None:
+    def __init__(
+        self,
+        *,
+        url: str,
+        secret: str,
+        session: ClientSession,
+        response_url: str = "https://hooks.slack.invalid/commands/1",
+    ) -> None:
         self.url = url
+        self.response_url = response_url
         self.verifier = SignatureVerifier(secret)
         self.session = session
         self._events = 0
@@ -74,10 +84,53 @@ class SignedSlack:
             }
         )
 
+    def message_body(
+        self,
+        text: str,
+        *,
+        channel: str = "C0001",
+        channel_type: str = "channel",
+        user: str | None = "U0USER",
+        ts: str | None = None,
+        thread_ts: str | None = None,
+        **extra: Any,
+    ) -> str:
+        """A ``message`` event as Slack sends it (``extra``: subtype, bot_id, edited, ...)."""
+        self._events += 1
+        event: dict[str, Any] = {
+            "type": "message",
+            "text": text,
+            "channel": channel,
+            "channel_type": channel_type,
+            "ts": ts or f"1699999999.{self._events:06d}",
+            "event_ts": ts or f"1699999999.{self._events:06d}",
+            **extra,
+        }
+        if user:
+            event["user"] = user
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        return json.dumps(
+            {
+                "token": "legacy",
+                "team_id": TEAM_ID,
+                "api_app_id": "A0001",
+                "type": "event_callback",
+                "event_id": f"Ev{self._events:08d}",
+                "event_time": int(time.time()),
+                "event": event,
+                "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
+            }
+        )
+
+    async def message(self, text: str, **kwargs: Any) -> tuple[int, str]:
+        return await self.send(self.message_body(text, **kwargs), "application/json")
+
     async def mention(self, text: str, **kwargs: Any) -> tuple[int, str]:
         return await self.send(self.mention_body(text, **kwargs), "application/json")
 
-    async def command(self, text: str, *, channel: str = "C0001", user: str = "U0USER") -> tuple[int, str]:
+    def command_body(self, text: str, *, channel: str = "C0001", user: str = "U0USER") -> str:
+        self._events += 1
         form = {
             "token": "legacy",
             "team_id": TEAM_ID,
@@ -86,11 +139,14 @@ class SignedSlack:
             "user_name": "someone",
             "command": "/ask",
             "text": text,
-            "response_url": "https://hooks.slack.invalid/commands/1",
-            "trigger_id": "1.2.3",
+            "response_url": self.response_url,
+            "trigger_id": f"1.{self._events}.3",
             "api_app_id": "A0001",
         }
-        return await self.send(urlencode(form), "application/x-www-form-urlencoded")
+        return urlencode(form)
+
+    async def command(self, text: str, *, channel: str = "C0001", user: str = "U0USER") -> tuple[int, str]:
+        return await self.send(self.command_body(text, channel=channel, user=user), FORM)
 
     async def click(self, action_id: str, *, block_id: str = "feedback:abc") -> tuple[int, str]:
         payload = {

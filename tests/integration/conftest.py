@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession
 
-from bot.serve import SlackServer, build_server
+from bot.serve import ConferServer, build_server
 from bot.settings import load_settings
 from retrieval.backends import SearchBackend
 from retrieval.backends.embedded import build_embedded_backend
@@ -22,7 +22,7 @@ SIGNING_SECRET = "test-signing-secret-0123456789"
 
 @dataclass
 class Harness:
-    server: SlackServer
+    server: ConferServer
     fake: FakeSlackApi
     slack: SignedSlack
     backend: FaultyBackend
@@ -57,7 +57,10 @@ async def harness(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIte
     await server.start()
     http = ClientSession()
     slack = SignedSlack(
-        url=f"http://127.0.0.1:{server.port}/slack/events", secret=SIGNING_SECRET, session=http
+        url=f"http://127.0.0.1:{server.port}/slack/events",
+        secret=SIGNING_SECRET,
+        session=http,
+        response_url=fake.response_url,
     )
     yield Harness(server=server, fake=fake, slack=slack, backend=backend, http=http)
     await http.close()

@@ -65,6 +65,19 @@ def test_collections_lists_counts(kb: Path, capsys: pytest.CaptureFixture[str]) 
     assert "people  People policies — 9 documents" in capsys.readouterr().out
 
 
+def test_collections_shows_the_effective_channel_policy(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["collections"])
+    assert (
+        "everywhere (no channels section): engineering, security, people, product" in capsys.readouterr().out
+    )
+    with (kb / "collections.yaml").open("a") as file:
+        file.write("channels:\n  C0123ABCD: {allow: [engineering, security], default: [engineering]}\n")
+    assert main(["collections"]) == 0
+    out = capsys.readouterr().out
+    assert "C0123ABCD: engineering, security; default engineering" in out
+    assert "every other place (unlisted channels, DMs): nothing: Confer refuses to answer there" in out
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -136,6 +149,25 @@ def test_interactive_session_answers_each_line(
     captured = capsys.readouterr()
     assert "1,000 euros" in captured.out
     assert "there is no collection 'nope'" in captured.err
+
+
+def test_interactive_session_is_a_conversation_and_new_starts_over(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main(["index"])
+    capsys.readouterr()
+    lines = (
+        "How long is parental leave? in:people\nAnd can it be split up?\n/new\nAnd can it be split up?\n\n"
+    )
+    monkeypatch.setattr(sys, "stdin", io.StringIO(lines))
+    assert main(["ask"]) == 0
+    out = capsys.readouterr().out
+    first, _, rest = out.partition("Searching: can parental leave be split up?")
+    assert "20 weeks" in first
+    followup, _, after_new = rest.partition("New conversation")
+    assert "three blocks" in followup and "parental-leave.pdf" in followup
+    assert "Researching: People policies" in followup  # in:people carried from the first turn
+    assert "Searching:" not in after_new  # /new: nothing earlier to read the follow-up with
 
 
 def test_python_dash_m_bot_prints_only_json_on_stdout(kb: Path) -> None:
@@ -239,3 +271,14 @@ def test_eval_of_a_missing_folder_names_the_folder(kb: Path, capsys: pytest.Capt
     assert main(["eval", "no-such-benchmark"]) == 2
     err = capsys.readouterr().err
     assert "no-such-benchmark: no such folder" in err and "collections.yaml" not in err
+
+
+def test_index_names_each_skipped_path_on_its_own_line(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (kb / "samples/people/gone.md").symlink_to(kb / "samples/people/never-existed.md")
+    (kb / "samples/people/archive.md").mkdir()
+    (kb / "samples/people/archive.md/old-leave.txt").write_text("Old leave rules.\n")
+    assert main(["index", "people"]) == 0
+    err = capsys.readouterr().err
+    assert "confer: skipped samples/people/gone.md: a symbolic link to nothing\n" in err
+    assert "confer: skipped samples/people/archive.md: a folder named like a document" in err
+    assert len([line for line in err.splitlines() if "skipped samples/" in line]) == 2

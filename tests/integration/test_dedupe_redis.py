@@ -3,12 +3,16 @@
 import os
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.slack.dedupe import RedisDeduplicator, build_deduplicator
+from bot.dedupe import RedisDeduplicator, build_deduplicator
+from bot.serve import build_server
+from bot.settings import SettingsError, load_settings
+from tests.fakes.slack_api import FakeSlackApi
 
 REDIS_URL = os.environ.get("CONFER_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
@@ -45,7 +49,33 @@ async def test_two_replicas_sharing_redis_answer_an_event_once(redis_url: str) -
     await second.close()
 
 
-async def test_an_unreachable_redis_fails_open() -> None:
+async def test_an_unreachable_redis_fails_open_but_drops_this_replicas_redeliveries() -> None:
     dedupe = build_deduplicator(redis_url="redis://127.0.0.1:1/0", ttl=60)
     assert await dedupe.first_delivery("Ev1") is True
+    assert await dedupe.first_delivery("Ev1") is False
+    assert await dedupe.first_delivery("Ev2") is True
     await dedupe.close()
+
+
+async def test_confer_serve_with_an_unreachable_redis_stops_with_one_clear_line(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = await FakeSlackApi().start()
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "test-signing-secret-0123456789")
+    monkeypatch.setenv("SLACK_API_URL", fake.url)
+    monkeypatch.setenv("CONFER_COLLECTIONS", str(sample_dir / "collections.yaml"))
+    monkeypatch.setenv("CONFER_DATA_DIR", str(sample_dir / ".confer"))
+    monkeypatch.setenv("REDIS_URL", "redis://:hunter2-password@127.0.0.1:1/0")
+    server = build_server(load_settings(env_file=None), host="127.0.0.1")
+    server.port = 0
+    try:
+        with pytest.raises(SettingsError) as error:
+            await server.start()
+        [problem] = error.value.problems
+        assert problem.startswith("REDIS_URL: could not reach Redis at 127.0.0.1:1 (")
+        assert "hunter2" not in problem
+        assert fake.posts() == []
+    finally:
+        await server.service.close()
+        await fake.stop()

@@ -168,7 +168,8 @@ def test_kubernetes_manifests_validate_and_reference_what_exists(tmp_path: Path)
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert spec["terminationGracePeriodSeconds"] > float(env["CONFER_SHUTDOWN_GRACE_SECONDS"])
     assert container["resources"]["requests"] and container["resources"]["limits"]
-    [secret] = documents["secret.example.yaml"]
+    assert "Secret" not in kinds  # `kubectl apply -f deploy/k8s/` must not overwrite the real one
+    [secret] = _documents(DEPLOY / "k8s/examples/secret.example.yaml")
     assert set(secret["stringData"]) <= SETTINGS_VARIABLES
     assert container["envFrom"][0]["secretRef"]["name"] == secret["metadata"]["name"]
     [configmap] = documents["configmap.yaml"]
@@ -180,6 +181,15 @@ def test_kubernetes_manifests_validate_and_reference_what_exists(tmp_path: Path)
     [job] = documents["job-index.yaml"]
     [index] = job["spec"]["template"]["spec"]["containers"]
     assert index["args"] == ["index"] and {e["name"] for e in index["env"]} <= SETTINGS_VARIABLES
+    [claim] = documents["pvc-docs.yaml"]
+    job_volumes = {v["name"]: v for v in job["spec"]["template"]["spec"]["volumes"]}
+    assert job_volumes["docs"]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+    for example in sorted((DEPLOY / "k8s/examples").glob("*.yaml")):
+        for doc in _documents(example):
+            kubernetes_validate.validate(doc, "1.30", strict=True)
+    [custom] = _documents(DEPLOY / "k8s/examples/hpa-questions-in-flight.yaml")
+    [metric] = custom["spec"]["metrics"]
+    assert metric["pods"]["metric"]["name"] == "confer_questions_in_flight"
 
 
 def test_compose_validates_and_references_what_exists() -> None:
@@ -218,8 +228,11 @@ def test_compose_validates_and_references_what_exists() -> None:
 def test_dockerfile_builds_a_small_non_root_image_that_serves() -> None:
     text = (ROOT / "Dockerfile").read_text()
     stages = re.findall(r"^FROM\s+(\S+)", text, re.MULTILINE)
-    assert len(stages) == 2 and all(s.startswith("python:3.11-slim") for s in stages)
-    final = text.split("\nFROM ")[-1]
+    assert stages == ["${PYTHON_IMAGE}", "${PYTHON_IMAGE}"]
+    [base] = re.findall(r"^ARG PYTHON_IMAGE=(\S+)$", text, re.MULTILINE)
+    assert re.fullmatch(r"python:3\.11\.\d+-slim-bookworm(@sha256:[0-9a-f]{64})?", base)  # pinned
+    build, final = text.split("\nFROM ")[1:]
+    assert "compileall" in build and "__pycache__" not in build  # bytecode ships in the image
     assert re.search(r"^USER\s+confer$", final, re.MULTILINE)
     assert "HEALTHCHECK" in final and "/healthz" in final
     assert 'ENTRYPOINT ["confer"]' in final and 'CMD ["serve"]' in final

@@ -16,9 +16,9 @@ from graph.context import ResearchLimits
 from graph.models import Answer
 from graph.openai_model import build_chat_model
 from retrieval.backends import SearchBackend
-from retrieval.collections import CollectionsConfig
+from retrieval.collections import ChannelPolicy, CollectionsConfig
 from tests.fakes.backends import FaultyBackend
-from tests.fakes.llm_api import FakeLLM, Reply
+from tests.fakes.llm_api import FakeLLM, Reply, stage_of
 from tests.integration.conftest import index_samples
 
 COMPARATIVE = "How do the engineering and security policies differ on production access?"
@@ -96,7 +96,8 @@ async def test_comparative_question_gets_a_verified_model_written_answer(
     assert answer.mode == "llm"
     assert_faithful(answer)
     assert {c.passage.collection for c in answer.citations} == {"engineering", "security"}
-    assert llm.stages()[0] == "plan" and llm.stages()[-1] == "synthesis" and llm.stages().count("draft") == 2
+    stages = llm.stages()
+    assert stages[0] == "plan" and stages.count("draft") == 2 and stages[-2:] == ["synthesis", "judge"]
     payload = answer_json(answer, sample_config, 1.0)
     assert payload["mode"] == "llm"
     assert {int(n) for n in re.findall(r"\[(\d+)\]", payload["answer"])} == {
@@ -105,7 +106,8 @@ async def test_comparative_question_gets_a_verified_model_written_answer(
     draft = next(r for r in llm.requests if r["messages"][0]["content"].startswith("You extract"))
     assert "untrusted data" in draft["messages"][0]["content"]
     assert '<passage n="1"' in draft["messages"][1]["content"]
-    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 4
+    assert llm.stages().count("reflect") == 1  # the faithful fake finds nothing missing: one round
+    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 6  # one of them the judge
     assert _metric(service, "confer_llm_tokens_total", {"kind": "prompt"}) > 0
 
 
@@ -166,7 +168,8 @@ async def test_invented_citations_uncited_and_unsupported_sentences_are_dropped(
     texts = [s.text for sec in answer.sections for s in sec.sentences]
     assert texts == ["Every parent receives 20 weeks of fully paid parental leave."]
     assert_faithful(answer)
-    assert _metric(service, "confer_citations_dropped_total") == 3
+    assert _metric(service, "confer_citations_dropped_total", {"reason": "unsupported"}) == 2  # bad or no [n]
+    assert _metric(service, "confer_citations_dropped_total", {"reason": "number"}) == 1
 
 
 async def test_draft_claims_with_bad_citations_are_dropped_before_synthesis(
@@ -196,7 +199,7 @@ async def test_invalid_plan_falls_back_to_the_heuristic_plan_and_never_leaves_th
 ) -> None:
     llm.script("plan", Reply(content=json.dumps({"kind": "factual", "collections": [{"name": "secret-hr"}]})))
     spy = FaultyBackend(indexed)
-    policy = sample_config.policy_for(None).model_copy(update={"allow": ("people", "product")})
+    policy = ChannelPolicy(allow=("people", "product"))
     config = sample_config.model_copy(update={"channels": {"C1": policy}})
     service = _service(config, spy, llm)
     answer = await service.answer(
@@ -226,7 +229,7 @@ async def test_instructions_inside_documents_change_nothing(
         "Gym membership is covered up to 40 euros per month [1]."
     }
     llm.script("synthesis", Reply(content=json.dumps(obeying)))
-    policy = sample_config.policy_for(None).model_copy(update={"allow": ("people",)})
+    policy = ChannelPolicy(allow=("people",))
     service = _service(sample_config.model_copy(update={"channels": {"C1": policy}}), backend, llm)
     answer = await service.answer(
         service.make_question("What does the gym benefit cover?", channel="C1"), surface="cli"
@@ -273,3 +276,50 @@ async def test_a_slow_synthesis_never_holds_the_answer_past_the_question_budget(
     assert time.monotonic() - started < 10.0  # logical bound: the 10 s reply was not waited for
     assert answer.mode == "extractive" and answer.found
     assert _metric(service, "confer_llm_fallbacks_total", {"stage": "synthesis"}) == 1
+
+
+LYING_QUESTIONS = (
+    "How long is parental leave?",
+    COMPARATIVE,
+    "When do we deploy to production?",
+    "Who is on call and how often?",
+    "How many peers give feedback in a performance review?",
+    "How many requests per second may each plan send?",
+    "Where is customer data stored?",
+    "How many days of time off carry over to the next year?",
+)
+
+
+def _said(answer: Answer) -> set[str]:
+    return {" ".join(s.text.rstrip(".").split()) for sec in answer.sections for s in sec.sentences}
+
+
+@pytest.mark.parametrize("kind", ["negation", "number", "name", "quantifier", "comparative"])
+async def test_a_model_lying_in_drafting_and_synthesis_never_reaches_the_answer(
+    sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM, kind: str
+) -> None:
+    llm.lie = kind  # type: ignore[assignment]
+    service = _service(sample_config, indexed, llm)
+    said: set[str] = set()
+    for question in LYING_QUESTIONS:
+        answer = await service.answer(service.make_question(question), surface="cli")
+        assert answer.sections, question  # a verified answer (model-written or extractive) remains
+        assert_faithful(answer)
+        said |= _said(answer)
+    lies = {" ".join(lie.rstrip(".").split()) for lie in llm.lies}
+    assert len(lies) >= 5, lies  # the fake did lie, in both roles
+    assert not said & lies
+    assert _metric(service, "confer_citations_dropped_total", {"reason": kind}) > 0
+    assert {stage_of(r["messages"][0]["content"]) for r in llm.requests} >= {"draft", "synthesis"}
+
+
+async def test_an_honest_model_keeps_its_model_written_answers(
+    sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
+) -> None:
+    service = _service(sample_config, indexed, llm)
+    modes = []
+    for question in LYING_QUESTIONS:
+        answer = await service.answer(service.make_question(question), surface="cli")
+        assert_faithful(answer)
+        modes.append(answer.mode)
+    assert modes.count("llm") == len(LYING_QUESTIONS), modes

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession
 
-from bot.serve import SlackServer, build_server
+from bot.serve import ConferServer, build_server
 from bot.settings import SettingsError, load_settings
+from retrieval.collections import ChannelPolicy
 from tests.fakes.backends import FaultyBackend
 from tests.fakes.bot_connector import USER_ID, ConnectorCall, FakeBotConnector
 from tests.integration.conftest import index_samples
@@ -25,7 +26,7 @@ QUESTION_CONVERSATION = f"{CHANNEL};messageid=question-1"
 
 @dataclass
 class TeamsHarness:
-    server: SlackServer
+    server: ConferServer
     connector: FakeBotConnector
     backend: FaultyBackend
     http: ClientSession
@@ -63,7 +64,8 @@ async def _start(sample_dir: Path, monkeypatch: pytest.MonkeyPatch, **env: str) 
 
 async def _stop(harness: TeamsHarness) -> None:
     await harness.http.close()
-    await harness.server.stop()
+    if not harness.server._stopping:
+        await harness.server.stop()
     await harness.connector.stop()
 
 
@@ -155,7 +157,7 @@ async def test_a_forbidden_collection_gets_a_private_error_and_nothing_is_search
     teams: TeamsHarness,
 ) -> None:
     service = teams.server.service
-    policy = service.config.policy_for(None).model_copy(update={"allow": ("people",)})
+    policy = ChannelPolicy(allow=("people",))
     service.config = service.config.model_copy(update={"channels": {CHANNEL: policy}})
     await teams.post(teams.connector.message("in:security what is the password policy?"))
     await teams.connector.wait_for(lambda: bool(teams.connector.ok("send")))
@@ -267,6 +269,36 @@ async def test_a_429_on_a_status_edit_is_waited_out_and_the_final_state_lands(te
     assert teams.metric("confer_teams_api_calls_total", {"method": "update", "outcome": "retry_412"}) == 1.0
 
 
+async def test_questions_beyond_the_limit_wait_in_a_queue_that_the_status_card_shows(
+    teams: TeamsHarness,
+) -> None:
+    teams.server.scheduler._max = 1
+    teams.backend.default_delay = 0.6
+    await teams.post(teams.connector.message("in:people how long is parental leave?", activity_id="q-1"))
+    await teams.post(
+        teams.connector.message("in:product what is the rate limit for Growth accounts?", activity_id="q-2")
+    )
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 2)
+    second = [c for c in teams.connector.ok("reply") if c.activity_id == "q-2" and c.card]
+    assert _status_texts(second[0]) == "⏳ Queued: 1 question ahead of yours."
+    assert {a.activity_id for a in teams.answers()} == {"q-1", "q-2"}
+
+
+async def test_shutdown_says_in_the_chain_that_a_running_question_was_interrupted(
+    teams: TeamsHarness,
+) -> None:
+    teams.server.settings = teams.server.settings.model_copy(update={"shutdown_grace": 0.3})
+    teams.backend.default_delay = 3.0
+    await teams.post(teams.connector.message("in:people how long is parental leave?"))
+    await teams.connector.wait_for(lambda: len(teams.connector.ok("reply")) == 1)  # the status card
+    assert await teams.server.stop() == 1
+    said = [c for c in teams.connector.ok("reply") if c.body.get("text")]
+    assert [c.body["text"] for c in said] == ["I was interrupted before I could finish. Please ask again."]
+    assert said[0].conversation_id == QUESTION_CONVERSATION and said[0].activity_id == "question-1"
+    assert "Interrupted" in _status_texts(teams.connector.ok("update")[-1])
+    assert teams.answers() == []
+
+
 async def test_feedback_buttons_are_counted(teams: TeamsHarness) -> None:
     vote = teams.connector.message(
         "", activity_id="vote-1", mention=False, value={"confer_feedback": "up", "answer": "abc"}
@@ -324,7 +356,7 @@ def test_local_mode_refuses_credentials_and_other_interfaces(monkeypatch: pytest
     )
     with pytest.raises(SettingsError) as error:
         load_settings(env_file=None)
-    assert "set all three" in str(error.value) or "local mode" in str(error.value)
+    assert "set them all, or none" in str(error.value)
     monkeypatch.delenv("CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID")
     monkeypatch.delenv("CONFER_HOST")
     assert load_settings(env_file=None).listen_host == "127.0.0.1"

@@ -56,8 +56,10 @@ class Terminal:
         os.write(self._master, keys.encode())
 
     def finish(self) -> int:
+        deadline = time.monotonic() + WAIT
         while self._pump(0.2) and self.process.poll() is None:
-            pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the program never ended:\n{self.text}")
         code = self.process.wait(WAIT)
         while self._pump(0.05):  # whatever was still buffered
             if self.process.poll() is not None and not select.select([self._master], [], [], 0)[0]:

@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from bot.render import answer_json, cite, plain_answer
-from graph.models import Answer, AnswerSection, AnswerSentence, Citation, CollectionOutcome
+from graph.models import Answer, AnswerSection, AnswerSentence, Citation, CollectionOutcome, ResearchRound
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.passages import Passage
 
@@ -39,10 +39,18 @@ def test_json_matches_the_command_line_contract() -> None:
                 name="sec", status="timeout", sources=0, seconds=2.0, reason="time budget exceeded"
             ),
         ),
+        rounds=(
+            ResearchRound(collections=("eng", "sec"), queries=("deploys", "deploys")),
+            ResearchRound(collections=("eng",), queries=("Blue Green",), entities=("Blue Green",)),
+        ),
     )
     payload = answer_json(answer, CONFIG, 1.23456)
-    assert set(payload) == {"answer", "mode", "found", "citations", "collections", "seconds"}
+    assert set(payload) == {"answer", "mode", "found", "citations", "collections", "rounds", "seconds"}
     assert payload["found"] is True
+    assert payload["rounds"] == [
+        {"collections": ["eng", "sec"], "queries": ["deploys", "deploys"]},
+        {"collections": ["eng"], "queries": ["Blue Green"]},
+    ]
     assert payload["mode"] == "extractive" and payload["seconds"] == 1.2346
     assert payload["citations"] == [
         {

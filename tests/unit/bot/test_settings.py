@@ -10,6 +10,7 @@ def test_defaults_follow_the_design_contract(tmp_path: Path) -> None:
     assert settings.collections_path == Path("collections.yaml")
     assert settings.data_dir == Path(".confer")
     assert settings.max_fanout == 8
+    assert settings.max_rounds == 2
     assert settings.port == 3000
     assert settings.elasticsearch_url is None and settings.llm_model is None
 
@@ -47,3 +48,20 @@ def test_secrets_are_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = load_settings(env_file=None)
     assert "sk-abc123" not in repr(settings) and "sk-abc123" not in str(settings.model_dump())
     assert settings.llm_api_key is not None and settings.llm_api_key.get_secret_value() == "sk-abc123"
+
+
+def test_conversation_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = load_settings(env_file=None)
+    assert (settings.thread_followups, settings.thread_ttl_days, settings.database_url) == (True, 30, None)
+    monkeypatch.setenv("CONFER_THREAD_FOLLOWUPS", "off")
+    monkeypatch.setenv("CONFER_THREAD_TTL_DAYS", "7")
+    settings = load_settings(env_file=None)
+    assert (settings.thread_followups, settings.thread_ttl_days) == (False, 7)
+    monkeypatch.setenv("CONFER_THREAD_FOLLOWUPS", "sometimes")
+    monkeypatch.setenv("CONFER_THREAD_TTL_DAYS", "0")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(env_file=None)
+    assert sorted(p.split(":")[0] for p in caught.value.problems) == [
+        "CONFER_THREAD_FOLLOWUPS",
+        "CONFER_THREAD_TTL_DAYS",
+    ]

@@ -29,9 +29,8 @@ def test_valid_file_and_channel_policies(tmp_path: Path) -> None:
     config = load_collections(_file(tmp_path, VALID))
     assert config.names == ("eng", "hr")
     assert config.get("eng") is not None and config.get("eng").alias == "confer-eng"  # type: ignore[union-attr]
-    assert config.policy_for("C1").allow == ("eng",)
-    assert config.policy_for("C9").allow == ("eng", "hr")
-    assert config.policy_for(None).allow == ("eng", "hr")
+    assert config.channels["C1"].allow == ("eng",) and config.channels["C1"].default == ("eng",)
+    assert config.channels["*"].allow == ("eng", "hr")
 
 
 def test_sources_resolve_against_the_files_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

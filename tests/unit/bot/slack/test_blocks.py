@@ -1,6 +1,13 @@
 from pathlib import Path
 
-from bot.slack.blocks import MAX_BLOCKS, MAX_CONTEXT_ELEMENTS, MAX_SECTION_CHARS, answer_message
+from bot.progress import Row, StatusState
+from bot.slack.blocks import (
+    MAX_BLOCKS,
+    MAX_CONTEXT_ELEMENTS,
+    MAX_SECTION_CHARS,
+    answer_message,
+    status_text,
+)
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.passages import Passage
@@ -54,3 +61,13 @@ def test_sources_link_titles_and_feedback_buttons_are_present() -> None:
     assert "*[1]* <https://d.example/0|Doc 0> · Coll" in sources
     [actions] = [b for b in blocks if b["type"] == "actions"]
     assert [e["action_id"] for e in actions["elements"]] == ["feedback_up", "feedback_down"]
+
+
+def test_status_shows_the_follow_up_round_with_the_entity_escaped() -> None:
+    state = StatusState(phase="researching", rows={"c": Row("ok", 2, 0.1)})
+    state.follow_ups[("Adriana Trigiani", "c")] = Row()
+    state.follow_ups[("<!channel> <https://evil.example|click>", "c")] = Row("ok", 1, 0.2)
+    lines = status_text(state, CONFIG).splitlines()
+    assert lines[2] == "• Following up: Adriana Trigiani in Coll: searching…"
+    assert lines[3].startswith("✅ Following up: ") and lines[3].endswith(" in Coll: done, 1 source (0.2 s)")
+    assert "<!channel>" not in lines[3] and "<https://" not in lines[3]

@@ -11,7 +11,7 @@ def test_neutralize_breaks_every_notification_and_link() -> None:
     )
     for live in ("<!", "<@", "<#", "<http", "@here", "@Channel", "https://"):
         assert live not in text
-    assert f"@{ZERO_WIDTH}here" in text and f"https{ZERO_WIDTH}://evil.example" in text
+    assert f"@{ZERO_WIDTH}here" in text and f"https{ZERO_WIDTH}://evil{ZERO_WIDTH}.example" in text
 
 
 def test_safe_link_only_links_http_urls() -> None:
@@ -22,3 +22,13 @@ def test_safe_link_only_links_http_urls() -> None:
     assert safe_link("javascript:alert(1)", "Click") == "Click"
     assert safe_link("https://x.example/a|b", "T") == "T"
     assert "|" not in safe_link("https://x.example", "a|b").split("|", 1)[1]
+
+
+def test_bare_domains_emails_and_ip_addresses_cannot_be_auto_linked() -> None:
+    text = neutralize("Log in at www.evil.example/login, mail attacker@evil.example or use 10.0.0.1:8080.")
+    for live in ("www.evil", "evil.example", "attacker@evil.example", "10.0.0.1"):
+        assert live not in text, live
+    assert text.replace(ZERO_WIDTH, "") == (
+        "Log in at www.evil.example/login, mail attacker@evil.example or use 10.0.0.1:8080."
+    )
+    assert neutralize("It grew 3.5% in v2.1, i.e. a lot.") == "It grew 3.5% in v2.1, i.e. a lot."

@@ -1,0 +1,172 @@
+"""Slack conversations: which ``message`` events are follow-ups, and reading a thread as context.
+
+Only a person's plain message counts: any subtype (edits, deletions, joins, bot messages, file
+shares...), anything with a ``bot_id``, Confer's own posts and messages that mention Confer (the
+``app_mention`` event answers those) are ignored, so Confer never answers itself.
+"""
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bot.memory import ThreadKey
+from bot.service import ResearchService
+from bot.slack.gateway import SlackCallError, SlackGateway
+from bot.slack.payloads import plain_text
+from bot.threads import Conversations, Prepared
+from graph.followup import PriorTurn
+from graph.models import Answer
+
+logger = logging.getLogger(__name__)
+
+THREAD_MESSAGES = 50  # conversations.replies reads at most this many messages of a thread
+THREAD_CHARS = 4000  # and keeps at most this many characters of what people wrote
+
+Place = Literal["dm", "thread"]
+_QUESTION_RE = re.compile(
+    r"^\s*(?:how|what|who|when|where|which|why|is|are|was|were|can|could|does|do|did|should|will|would|"
+    r"has|have)\b.*\?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+class ChannelMessage(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    event_id: str | None
+    team: str
+    channel: str
+    channel_type: str
+    user: str
+    text: str
+    ts: str
+    thread_ts: str
+
+    @property
+    def place(self) -> Place | None:
+        """``dm`` for a direct message, ``thread`` for a reply in a thread, else ``None``."""
+        if self.channel_type == "im":
+            return "dm"
+        if self.thread_ts and self.thread_ts != self.ts:
+            return "thread"
+        return None
+
+
+def parse_message(body: Mapping[str, Any], bot_user_id: str | None) -> ChannelMessage | None:
+    """A person's message, or ``None`` for everything Confer must not answer."""
+    event = body.get("event") or {}
+    if event.get("subtype") or event.get("bot_id") or event.get("bot_profile"):
+        return None
+    user = event.get("user") or ""
+    text = event.get("text") or ""
+    if not user or (bot_user_id and (user == bot_user_id or f"<@{bot_user_id}" in text)):
+        return None
+    try:
+        return ChannelMessage(
+            event_id=body.get("event_id"),
+            team=str(body.get("team_id") or event.get("team") or ""),
+            channel=event["channel"],
+            channel_type=event.get("channel_type") or "",
+            user=user,
+            text=text,
+            ts=event["ts"],
+            thread_ts=event.get("thread_ts") or "",
+        )
+    except (KeyError, TypeError, ValidationError):
+        logger.warning("ignored a malformed message event")
+        return None
+
+
+def thread_key(team: str, channel: str, thread_ts: str) -> ThreadKey:
+    return ThreadKey("slack", team, channel, thread_ts)
+
+
+async def read_thread(
+    gateway: SlackGateway,
+    *,
+    channel: str,
+    thread_ts: str,
+    before_ts: str,
+    bot_user_id: str | None,
+    max_messages: int = THREAD_MESSAGES,
+    max_chars: int = THREAD_CHARS,
+) -> list[PriorTurn]:
+    """What people wrote in the thread before ``before_ts``, as earlier turns (oldest first).
+
+    One ``conversations.replies`` page of at most ``max_messages`` (a thread of thousands of
+    messages costs one call), the latest messages kept up to ``max_chars``; questions first, as a
+    follow-up most likely refers to one. A failed read is logged and gives no context."""
+    try:
+        response = await gateway.call(
+            "conversations.replies", channel=channel, ts=thread_ts, limit=max_messages
+        )
+    except SlackCallError as exc:
+        logger.warning("could not read the thread", extra={"error": exc.error})
+        return []
+    messages = response.get("messages") or []
+    texts: list[str] = []
+    for message in messages[:max_messages]:
+        if not isinstance(message, dict) or message.get("subtype") or message.get("bot_id"):
+            continue
+        if message.get("user") in (None, bot_user_id) or str(message.get("ts", "")) >= before_ts:
+            continue
+        text = plain_text(str(message.get("text", "")))
+        if text:
+            texts.append(text)
+    kept: list[str] = []
+    used = 0
+    for text in reversed(texts):
+        if used + len(text) > max_chars:
+            break
+        kept.append(text[:max_chars])
+        used += len(text)
+    kept.reverse()
+    questions = [t for t in kept if _QUESTION_RE.match(t)]
+    others = [t for t in kept if not _QUESTION_RE.match(t)]
+    return [PriorTurn(question=t) for t in (*others, *questions)]
+
+
+@dataclass
+class SlackConversations:
+    """Follow-ups on Slack: which threads Confer answered, the question with its thread's context,
+    and remembering each answered turn."""
+
+    conversations: Conversations
+    gateway: SlackGateway
+    followups: bool = True  # CONFER_THREAD_FOLLOWUPS
+
+    async def answered(self, key: ThreadKey) -> bool:
+        return bool(await self.conversations.history(key))
+
+    async def prepare(
+        self,
+        service: ResearchService,
+        key: ThreadKey,
+        text: str,
+        *,
+        channel: str,
+        read_from: tuple[str, str] | None = None,
+        bot_user_id: str | None = None,
+    ) -> Prepared:
+        """The question for ``text`` in thread ``key``. ``read_from`` (thread ts, the mention's ts):
+        a mention inside a thread Confer has not answered reads what people wrote there before it."""
+        context: list[PriorTurn] = []
+        if read_from is not None and not await self.answered(key):
+            context = await read_thread(
+                self.gateway,
+                channel=channel,
+                thread_ts=read_from[0],
+                before_ts=read_from[1],
+                bot_user_id=bot_user_id,
+            )
+        return await self.conversations.prepare(service, key, text, channel=channel, context=context)
+
+    async def begin(self, key: ThreadKey, prepared: Prepared) -> None:
+        await self.conversations.begin(key, prepared)
+
+    async def remember(self, key: ThreadKey, prepared: Prepared, answer: Answer | None) -> None:
+        await self.conversations.remember(key, prepared, answer)

@@ -1,0 +1,79 @@
+"""Slack's side of one question's thread: the chat core's ``ChatThread`` over the Web API gateway.
+
+The status is a threaded message edited with ``chat.update`` within the workspace's budget (about 50
+edits a minute); on 429 the budget pauses and the core's status writer sends the latest state after
+``Retry-After``. The answer is Block Kit, posted again as plain text if Slack rejects its blocks.
+"""
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from bot.progress import StatusState
+from bot.ratelimit import RetryLaterError
+from bot.slack.blocks import answer_message, status_text
+from bot.slack.gateway import RateLimitedError, SlackCallError, SlackGateway
+from graph.models import Answer
+from retrieval.collections import CollectionsConfig
+
+logger = logging.getLogger(__name__)
+
+_BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "msg_too_long"})
+
+
+async def post_message(
+    gateway: SlackGateway, channel: str, thread_ts: str | None, text: str, **extra: Any
+) -> dict[str, Any]:
+    """``chat.postMessage`` with link unfurling off, in ``thread_ts`` when given."""
+    params: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False, "unfurl_media": False}
+    if thread_ts:
+        params["thread_ts"] = thread_ts
+    return await gateway.call("chat.postMessage", **params, **extra)
+
+
+@dataclass
+class SlackThread:
+    gateway: SlackGateway
+    config: CollectionsConfig
+    team: str
+    channel: str
+    thread_ts: str
+    status_ts: str | None = None
+
+    async def post_status(self, state: StatusState) -> None:
+        response = await post_message(
+            self.gateway, self.channel, self.thread_ts, status_text(state, self.config)
+        )
+        self.status_ts = str(response.get("ts", ""))
+
+    async def edit_status(self, state: StatusState) -> None:
+        budget = self.gateway.update_budget
+        await budget.acquire(self.team)
+        try:
+            await self.gateway.call(
+                "chat.update",
+                retry_rate_limited=False,
+                channel=self.channel,
+                ts=self.status_ts,
+                text=status_text(state, self.config),
+            )
+        except RateLimitedError as limited:
+            budget.pause(self.team, limited.retry_after)
+            raise RetryLaterError(method="chat.update", retry_after=limited.retry_after) from None
+
+    async def post_answer(self, answer: Answer) -> None:
+        """Post with Block Kit; if Slack rejects the blocks, post the same answer as plain text."""
+        blocks, text = answer_message(answer, self.config)
+        try:
+            await post_message(self.gateway, self.channel, self.thread_ts, text, blocks=blocks)
+        except SlackCallError as error:
+            if error.error not in _BLOCK_ERRORS:
+                raise
+            logger.warning("answer blocks rejected; posting text", extra={"error": error.error})
+            await post_message(self.gateway, self.channel, self.thread_ts, text)
+
+    async def say(self, text: str) -> None:
+        try:
+            await post_message(self.gateway, self.channel, self.thread_ts, text)
+        except SlackCallError:
+            logger.warning("could not post to slack")

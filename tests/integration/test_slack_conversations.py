@@ -1,0 +1,267 @@
+"""Conversations on Slack through the real server and the fake Slack API: thread replies, mentions
+mid-thread, DMs, what is ignored, and memory across restarts and replicas (SQLite, PostgreSQL)."""
+
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import ClientSession
+
+from bot.serve import build_server
+from bot.settings import load_settings
+from tests.fakes.backends import FaultyBackend
+from tests.fakes.slack_api import BOT_USER_ID, FakeSlackApi
+from tests.fakes.slack_client import SignedSlack
+from tests.integration.conftest import SIGNING_SECRET, Harness, index_samples
+
+POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+StartServer = Callable[[], Awaitable[Harness]]
+
+
+def _answer_text(post: dict[str, Any]) -> str:
+    return str(post.get("text", ""))
+
+
+def _sources(post: dict[str, Any]) -> str:
+    return " ".join(
+        str(element.get("text", ""))
+        for block in post.get("blocks", [])
+        for element in (block.get("elements") or [block.get("text") or {}])
+        if isinstance(element, dict)
+    )
+
+
+async def test_reply_in_an_answered_thread_is_a_followup_with_the_earlier_turn(harness: Harness) -> None:
+    await harness.slack.mention("How long is parental leave? in:people", ts="1700000001.000100")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    status, _ = await harness.slack.message(
+        "And can it be split up?", ts="1700000001.000300", thread_ts="1700000001.000100"
+    )
+    assert status == 200
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    followup = harness.fake.answers()[1]
+    assert followup["thread_ts"] == "1700000001.000100"
+    assert "three blocks" in _answer_text(followup)
+    assert "parental-leave" in _sources(followup)  # cited from the leave policy
+
+
+async def test_reply_in_a_thread_confer_never_answered_gets_nothing(harness: Harness) -> None:
+    await harness.slack.message(
+        "And can it be split up?", ts="1700000002.000300", thread_ts="1700000002.000100"
+    )
+    await harness.slack.message("How long is parental leave?", ts="1700000002.000400")  # top level
+    await harness.slack.mention("ping")  # a call to wait on: the mention is answered
+    await harness.fake.wait_for(lambda: len(harness.fake.posts()) >= 1)
+    assert all(p.get("thread_ts") != "1700000002.000100" for p in harness.fake.posts())
+    assert not [p for p in harness.fake.posts() if p.get("thread_ts") == "1700000002.000400"]
+
+
+async def test_mention_mid_thread_reads_what_people_wrote_before_it(harness: Harness) -> None:
+    harness.fake.threads[("C0001", "1700000003.000100")] = [
+        {
+            "type": "message",
+            "user": "U0ANNA",
+            "text": "How long is parental leave here?",
+            "ts": "1700000003.000100",
+        },
+        {"type": "message", "user": "U0BOB", "text": "no idea, 16 weeks?", "ts": "1700000003.000200"},
+        {"type": "message", "bot_id": "BOTHER", "text": "Reminder: standup", "ts": "1700000003.000250"},
+        {
+            "type": "message",
+            "user": "U0ANNA",
+            "text": f"<@{BOT_USER_ID}> can it be split?",
+            "ts": "1700000003.000300",
+        },
+    ]
+    await harness.slack.mention("can it be split?", ts="1700000003.000300", thread_ts="1700000003.000100")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    [read] = harness.fake.ok_calls("conversations.replies")
+    assert read.params["ts"] == "1700000003.000100" and int(read.params["limit"]) <= 50
+    answer = harness.fake.answers()[0]
+    assert "three blocks" in _answer_text(answer)
+
+
+async def test_a_thread_of_thousands_of_messages_is_read_in_one_bounded_call(harness: Harness) -> None:
+    thread = [
+        {
+            "type": "message",
+            "user": "U0ANNA",
+            "text": f"message {n} " + "words " * 40,
+            "ts": f"1700000004.{n:06d}",
+        }
+        for n in range(1, 5000)
+    ]
+    harness.fake.threads[("C0001", "1700000004.000001")] = thread
+    await harness.slack.mention(
+        "How long is parental leave?", ts="1700000004.999999", thread_ts="1700000004.000001"
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    assert len(harness.fake.ok_calls("conversations.replies")) == 1
+    assert "20 weeks" in _answer_text(harness.fake.answers()[0])
+
+
+async def test_direct_message_is_answered(harness: Harness) -> None:
+    await harness.slack.message(
+        "How long is parental leave?", channel="D0DM", channel_type="im", ts="1700000005.000100"
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    answer = harness.fake.answers()[0]
+    assert answer["channel"] == "D0DM" and "20 weeks" in _answer_text(answer)
+    await harness.slack.message(
+        "And can it be split up?", channel="D0DM", channel_type="im", ts="1700000005.000300"
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    assert "three blocks" in _answer_text(harness.fake.answers()[1])
+
+
+async def test_own_bot_edited_and_other_messages_get_nothing(harness: Harness) -> None:
+    await harness.slack.mention("How long is parental leave?", ts="1700000006.000100")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    before = len(harness.fake.calls)
+    thread = {"thread_ts": "1700000006.000100"}
+    await harness.slack.message("Parental leave is 20 weeks", user=BOT_USER_ID, **thread)
+    await harness.slack.message(
+        "Parental leave is 20 weeks", user=None, bot_id="BCONFER", subtype="bot_message", **thread
+    )
+    await harness.slack.message("And can it be split?", user="U0OTHERBOT", bot_id="BOTHER", **thread)
+    await harness.slack.message("edited", subtype="message_changed", **thread)
+    await harness.slack.message("And can it be split?", subtype="thread_broadcast", **thread)
+    await harness.slack.message("joined", subtype="channel_join", **thread)
+    await harness.slack.message(f"<@{BOT_USER_ID}> can it be split?", **thread)  # app_mention answers that
+    await harness.slack.message("DM from a bot", channel="D0DM", channel_type="im", bot_id="BOTHER")
+    await harness.slack.mention("ping")  # then something that is answered, to wait on
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) >= 2 or len(harness.fake.posts()) >= 4)
+    new_posts = [c.params for c in harness.fake.calls[before:] if c.method == "chat.postMessage"]
+    assert all(p.get("thread_ts") != "1700000006.000100" for p in new_posts)
+    assert all(p.get("channel") != "D0DM" for p in new_posts)
+
+
+async def test_followups_off_answers_only_mentions(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFER_THREAD_FOLLOWUPS", "off")
+    async with _server(sample_dir, monkeypatch) as start:
+        one = await start()
+        await one.slack.mention("How long is parental leave?", ts="1700000007.000100")
+        await one.fake.wait_for(lambda: len(one.fake.answers()) == 1)
+        await one.slack.message("And can it be split up?", thread_ts="1700000007.000100")
+        await one.slack.message("How long is parental leave?", channel="D0DM", channel_type="im")
+        await one.slack.mention("And can it be split up?", thread_ts="1700000007.000100")
+        await one.fake.wait_for(lambda: len(one.fake.answers()) == 2)
+        assert [a["channel"] for a in one.fake.answers()] == ["C0001", "C0001"]
+        assert "three blocks" in _answer_text(one.fake.answers()[1])  # a mention still uses memory
+
+
+def _postgres_answers() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+async def test_restart_between_turns_keeps_the_memory(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch, database: str
+) -> None:
+    if database == "postgresql":
+        if not _postgres_answers():
+            pytest.skip(f"no PostgreSQL answers at {POSTGRES_URL}: PostgreSQL memory not tested")
+        monkeypatch.setenv("DATABASE_URL", POSTGRES_URL)
+    thread = f"1700{uuid.uuid4().int % 10**6:06d}.000100"  # the PostgreSQL database outlives the test
+    async with _server(sample_dir, monkeypatch) as start:
+        first = await start()
+        await first.slack.mention("How long is parental leave? in:people", ts=thread)
+        await first.fake.wait_for(lambda: len(first.fake.answers()) == 1)
+        await first.server.stop()
+        second = await start()  # a restarted `confer serve`, or another replica
+        await second.slack.message("And can it be split up?", thread_ts=thread)
+        await second.fake.wait_for(lambda: len(second.fake.answers()) == 1)
+        assert "three blocks" in _answer_text(second.fake.answers()[0])
+
+
+async def test_two_replicas_sharing_postgresql_either_continues(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not _postgres_answers():
+        pytest.skip(f"no PostgreSQL answers at {POSTGRES_URL}: replicas not tested")
+    monkeypatch.setenv("DATABASE_URL", POSTGRES_URL)
+    thread = f"1701{uuid.uuid4().int % 10**6:06d}.000100"
+    async with _server(sample_dir, monkeypatch) as start:
+        one, two = await start(), await start()
+        await one.slack.mention("How long is parental leave?", ts=thread)
+        await one.fake.wait_for(lambda: len(one.fake.answers()) == 1)
+        await two.slack.message("And can it be split up?", thread_ts=thread)
+        await two.fake.wait_for(lambda: len(two.fake.answers()) == 1)
+        assert "three blocks" in _answer_text(two.fake.answers()[0])
+        await one.slack.message("Who approves it?", thread_ts=thread)
+        await one.fake.wait_for(lambda: len(one.fake.answers()) == 2)
+
+
+async def test_postgresql_unreachable_at_start_names_database_url(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("DATABASE_URL", f"postgresql://confer:hunter2@127.0.0.1:{port}/confer")
+    from bot.settings import SettingsError
+
+    async with _server(sample_dir, monkeypatch) as start:
+        with pytest.raises(SettingsError) as caught:
+            await start()
+    assert "DATABASE_URL" in str(caught.value.problems) and "hunter2" not in str(caught.value.problems)
+
+
+class _server:  # noqa: N801 -- used as ``async with _server(...) as start``
+    """Starts servers (each with its own fake Slack API) on one data folder and database."""
+
+    def __init__(self, sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._dir = sample_dir
+        self._monkeypatch = monkeypatch
+        self._started: list[Harness] = []
+        self._cleanups: list[Callable[[], Awaitable[Any]]] = []
+
+    async def __aenter__(self) -> StartServer:
+        return self._start
+
+    async def _start(self) -> Harness:
+        fake = await FakeSlackApi().start()
+        self._cleanups.append(fake.stop)
+        mp = self._monkeypatch
+        mp.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
+        mp.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+        mp.setenv("SLACK_API_URL", fake.url)
+        mp.setenv("CONFER_COLLECTIONS", str(self._dir / "collections.yaml"))
+        mp.setenv("CONFER_DATA_DIR", str(self._dir / ".confer"))
+        mp.setenv("CONFER_SHUTDOWN_GRACE_SECONDS", "5")
+        backend = FaultyBackend(await index_samples(self._dir))
+        server = build_server(
+            load_settings(env_file=None), status_interval=0.2, backend=backend, host="127.0.0.1"
+        )
+        server.port = 0
+        try:
+            await server.start()
+        except BaseException:
+            await server.stop()
+            raise
+        http = ClientSession()
+        self._cleanups.append(http.close)
+        slack = SignedSlack(
+            url=f"http://127.0.0.1:{server.port}/slack/events",
+            secret=SIGNING_SECRET,
+            session=http,
+            response_url=fake.response_url,
+        )
+        harness = Harness(server=server, fake=fake, slack=slack, backend=backend, http=http)
+        self._started.append(harness)
+        return harness
+
+    async def __aexit__(self, *exc: object) -> None:
+        for harness in reversed(self._started):
+            if not harness.server._stopping:
+                await harness.server.stop()
+        for cleanup in reversed(self._cleanups):
+            await cleanup()

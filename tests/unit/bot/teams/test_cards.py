@@ -1,0 +1,106 @@
+import json
+from pathlib import Path
+
+from bot.progress import Row, StatusState
+from bot.teams.cards import MAX_CARD_CHARS, answer_card, status_card
+from graph.models import Answer, AnswerSection, AnswerSentence, Citation, CollectionOutcome
+from retrieval.collections import Collection, CollectionsConfig
+from retrieval.passages import Passage
+
+CONFIG = CollectionsConfig(
+    collections=(
+        Collection(name="eng", title="Engineering handbook", sources=("x",)),
+        Collection(name="sec", title="Security policy", sources=("y",)),
+    ),
+    base_dir=Path(),
+)
+
+
+def _passage(n: int, url: str = "") -> Passage:
+    return Passage(
+        id=f"p{n}", collection="eng", doc_id="d", source=f"docs/{n}.md", title=f"Doc {n}", text="t", url=url
+    )
+
+
+def _answer(sentences: int = 1, citations: int = 1, failed: bool = False) -> Answer:
+    outcomes = [CollectionOutcome(name="eng", status="ok", sources=citations, seconds=0.1)]
+    if failed:
+        outcomes.append(
+            CollectionOutcome(
+                name="sec", status="failed", sources=0, seconds=1.0, reason="search unavailable"
+            )
+        )
+    return Answer(
+        mode="extractive",
+        kind="factual",
+        sections=(
+            AnswerSection(
+                collection="eng",
+                sentences=tuple(
+                    AnswerSentence(text=f"Fact number {i} about deploys.", citations=(i % citations + 1,))
+                    for i in range(sentences)
+                ),
+            ),
+        ),
+        citations=tuple(
+            Citation(n=i + 1, passage=_passage(i + 1, f"https://docs.example/{i + 1}"), quote="q")
+            for i in range(citations)
+        ),
+        outcomes=tuple(outcomes),
+    )
+
+
+def _texts(card: dict[str, object]) -> list[str]:
+    return [block["text"] for block in card["body"]]  # type: ignore[attr-defined]
+
+
+def test_status_card_shows_one_line_per_collection_then_the_summary() -> None:
+    state = StatusState(phase="researching", rows={"eng": Row("ok", 3, 0.4), "sec": Row()})
+    assert _texts(status_card(state, CONFIG)) == [
+        "🔎 Researching 2 collections:",
+        "✅ Engineering handbook: done, 3 sources (0.4 s)",
+        "🔄 Security policy: searching…",
+    ]
+    state.follow_ups[("Ada <at>Lovelace</at>", "sec")] = Row()
+    assert _texts(status_card(state, CONFIG))[-1] == (
+        "🔄 Following up: Ada \\<at\\>Lovelace\\</at\\> in Security policy: searching…"
+    )
+    state.phase, state.summary = "done", "✅ Done in 1.0 s · 2 collections · 3 sources"
+    assert _texts(status_card(state, CONFIG)) == [state.summary]
+    queued = StatusState(phase="queued", queue_position=2)
+    assert _texts(status_card(queued, CONFIG)) == ["⏳ Queued: 2 questions ahead of yours."]
+
+
+def test_status_card_shows_follow_ups_with_the_entity_neutralized() -> None:
+    state = StatusState(phase="researching", rows={"eng": Row("ok", 3, 0.4)})
+    state.follow_ups[("Adriana Trigiani", "sec")] = Row()
+    state.follow_ups[("@here [x](https://evil.example)", "eng")] = Row("failed", 0, 0.2, "search unavailable")
+    lines = _texts(status_card(state, CONFIG))
+    assert lines[2] == "🔄 Following up: Adriana Trigiani in Security policy: searching…"
+    assert "Following up:" in lines[3] and "Engineering handbook: failed" in lines[3]
+    assert "[x](https://evil.example)" not in lines[3]  # no injected link (Teams mentions need entities)
+
+
+def test_answer_card_has_markers_sources_partial_note_and_feedback() -> None:
+    card = answer_card(_answer(sentences=2, citations=2, failed=True), CONFIG)
+    texts = _texts(card)
+    assert texts[0] == "Engineering handbook"
+    assert texts[1] == "Fact number 0 about deploys [1]. Fact number 1 about deploys [2]."
+    assert "This answer is partial: Security policy (search unavailable)" in texts[2]
+    assert texts[3:] == [
+        "Sources",
+        "[1] [Doc 1](https://docs.example/1) · Engineering handbook",
+        "[2] [Doc 2](https://docs.example/2) · Engineering handbook",
+    ]
+    votes = [action["data"]["confer_feedback"] for action in card["actions"]]
+    assert votes == ["up", "down"]
+
+
+def test_a_huge_answer_is_cut_to_fit_teams_message_size() -> None:
+    card = answer_card(_answer(sentences=2000, citations=60), CONFIG)
+    assert len(json.dumps(card, ensure_ascii=False)) <= MAX_CARD_CHARS
+    texts = _texts(card)
+    assert texts[0] == "Engineering handbook"
+    assert texts[1].startswith("Fact number 0 about deploys [1].") and texts[1].endswith(" …")
+    assert texts[-2].startswith("[20] ") and texts[-1] == "…and 40 more sources."
+    assert "actions" in card

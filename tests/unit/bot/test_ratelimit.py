@@ -1,0 +1,32 @@
+import time
+
+from bot.ratelimit import RateBudget, Window
+
+
+async def test_a_budget_lets_a_burst_through_then_spaces_calls_to_its_rate() -> None:
+    budget = RateBudget((Window(3, 0.3),))
+    started = time.monotonic()
+    for _ in range(3):
+        await budget.acquire("conversation")
+    burst = time.monotonic() - started
+    await budget.acquire("conversation")  # the fourth waits for one token: 0.1 s at 10 a second
+    assert burst < 0.05 and time.monotonic() - started >= 0.09
+
+
+async def test_every_window_must_have_room_and_places_do_not_share() -> None:
+    budget = RateBudget((Window(5, 1.0), Window(2, 0.2)))
+    started = time.monotonic()
+    for _ in range(3):
+        await budget.acquire("a")
+    assert time.monotonic() - started >= 0.09  # the 2-per-0.2-s window spaced the third call
+    quick = time.monotonic()
+    await budget.acquire("b")
+    assert time.monotonic() - quick < 0.05
+
+
+async def test_a_pause_holds_back_the_next_call() -> None:
+    budget = RateBudget((Window(10, 1.0),))
+    budget.pause("a", 0.2)
+    started = time.monotonic()
+    await budget.acquire("a")
+    assert time.monotonic() - started >= 0.19

@@ -1,0 +1,153 @@
+"""Reflection between rounds: which names are followed up, how model proposals are checked, and
+where a follow-up's passage ranks."""
+
+import time
+
+from graph.models import Finding, Question
+from graph.reflect import (
+    ProposedFollowUp,
+    ReflectOutput,
+    bridge_entities,
+    heuristic_leads,
+    is_about,
+    keep_second,
+    names_in,
+    validate_proposals,
+)
+from graph.synthesis import merge_passages
+from retrieval.passages import Passage
+
+
+def _p(pid: str, title: str, text: str, score: float = 1.0, collection: str = "c") -> Passage:
+    return Passage(
+        id=pid, collection=collection, doc_id=pid, source=f"{pid}.jsonl", title=title, text=text, score=score
+    )
+
+
+FILM = _p(
+    "f1",
+    "Big Stone Gap (film)",
+    "Big Stone Gap is a 2014 American romantic comedy film written and directed by Adriana Trigiani. "
+    "It was shot in Virginia and released by Picturehouse.",
+    9.0,
+)
+OTHER = _p("f2", "Mermaids (film)", "Mermaids is a 1990 comedy starring Cher and Winona Ryder.", 4.0)
+DIRECTOR = _p("p1", "Adriana Trigiani", "Adriana Trigiani is a novelist from Virginia.", 6.0, "people")
+QUESTION = Question(
+    text="Which state is the director of the romantic comedy Big Stone Gap from?", allowed=("c", "people")
+)
+
+
+def test_names_are_capitalised_runs_and_titles_not_sentence_openers_or_numbers() -> None:
+    text = (
+        "Allowances are paid monthly. Waimea Bay and Sunset Beach host 25-foot waves in 1969, "
+        'says the "Kingdom of the Isles" guide by Van Artsdalen.'
+    )
+    assert names_in(text) == ["Kingdom of the Isles", "Waimea Bay", "Sunset Beach", "Van Artsdalen"]
+    assert names_in('He said "reddish water" in March.') == []
+
+
+def test_the_bridge_entity_is_the_name_in_the_sentence_that_covers_the_question() -> None:
+    leads = bridge_entities(QUESTION, [FILM, OTHER], limit=3)
+    assert leads[0].entity == "Adriana Trigiani" and leads[0].origin == "f1"
+    # The question's own subject is never a lead, nor is a passage's own title.
+    assert all(lead.entity != "Big Stone Gap" for lead in leads)
+
+
+def test_a_name_already_among_the_best_two_passages_is_not_followed_up() -> None:
+    assert all(lead.entity != "Adriana Trigiani" for lead in bridge_entities(QUESTION, [FILM, DIRECTOR], 3))
+
+
+def test_a_comparison_follows_up_only_the_side_without_a_passage() -> None:
+    question = Question(text="Who is older, Cher or Adriana Trigiani?", allowed=("c",))
+    leads = heuristic_leads(question, "comparative", ("Cher", "Adriana Trigiani"), [DIRECTOR, FILM], 3)
+    assert [lead.entity for lead in leads] == ["Cher"]
+
+
+def test_heuristic_reflection_takes_a_few_milliseconds() -> None:
+    passages = [FILM, OTHER, DIRECTOR] * 3
+    started = time.process_time()
+    for _ in range(50):
+        heuristic_leads(QUESTION, "factual", (), passages, 3)
+    per_round = (time.process_time() - started) / 50
+    assert per_round < 0.05  # generous: a few ms on a shared machine
+
+
+def test_is_about_compares_the_name_with_the_title() -> None:
+    assert is_about(FILM, "Big Stone Gap") and is_about(DIRECTOR, "Adriana Trigiani")
+    assert not is_about(FILM, "Adriana Trigiani")
+
+
+def test_model_proposals_are_kept_only_within_the_rules() -> None:
+    output = ReflectOutput(
+        follow_ups=[
+            ProposedFollowUp(entity="Adriana Trigiani", query="Adriana Trigiani", collection="secret"),
+            ProposedFollowUp(entity="A", query="   ", collection="people"),
+            ProposedFollowUp(
+                entity="Adriana Trigiani", query=" Adriana  Trigiani ", collection="people", source=1
+            ),
+            ProposedFollowUp(entity="Adriana Trigiani", query="adriana trigiani", collection="people"),
+            ProposedFollowUp(entity="Cher", query="Cher", collection="c", source=9),
+            ProposedFollowUp(entity="Winona Ryder", query="Winona Ryder", collection="c"),
+        ]
+    )
+    kept = validate_proposals(output, ("c", "people"), ["f1"], "f0", limit=2)
+    assert kept is not None
+    assert [(p.lead.query, p.collection, p.lead.origin) for p in kept] == [
+        ("Adriana Trigiani", "people", "f1"),
+        ("Cher", "c", "f0"),  # an out-of-range source falls back to the top passage
+    ]
+    bad = ReflectOutput(follow_ups=[ProposedFollowUp(entity="x", query="x", collection="secret")])
+    assert validate_proposals(bad, ("c",), [], "f0", limit=3) is None  # none usable: use the heuristic
+    assert validate_proposals(ReflectOutput(), ("c",), [], "f0", limit=3) == []  # nothing missing
+
+
+def _follow_up(passages: list[Passage], entity: str, origin: str) -> Finding:
+    return Finding(
+        collection="people", status="ok", passages=tuple(passages), round=2, entity=entity, origin=origin
+    )
+
+
+def test_a_followed_entity_ranks_right_after_the_passage_that_named_it() -> None:
+    third = _p("f3", "Ed Wood (film)", "Ed Wood is a 1994 film directed by Tim Burton.", 5.0)
+    first = Finding(collection="c", status="ok", passages=(FILM, OTHER, third))
+    later = _follow_up([DIRECTOR, _p("p9", "Cher", "Cher sings.", 8.0, "people")], "Adriana Trigiani", "f1")
+    ranked = [p.id for p in merge_passages([first, later])]
+    assert ranked == [
+        "f1",
+        "p1",
+        "f3",
+        "f2",
+        "p9",
+    ]  # the first round by score, the rest of the follow-up last
+
+
+def test_two_passages_that_name_each_other_keep_the_first_two_places() -> None:
+    named = _p("f2", "Picturehouse", "Picturehouse released Big Stone Gap in 2015.", 4.0)
+    first = Finding(collection="c", status="ok", passages=(FILM, named))
+    later = _follow_up([DIRECTOR], "Adriana Trigiani", "f1")
+    assert [p.id for p in merge_passages([first, later])] == ["f1", "f2", "p1"]
+
+
+def test_a_failed_follow_up_changes_nothing_in_the_ranking() -> None:
+    first = Finding(collection="c", status="ok", passages=(FILM, OTHER))
+    failed = Finding(collection="people", status="failed", reason="search unavailable", round=2)
+    assert merge_passages([first, failed]) == merge_passages([first])
+
+
+def test_a_short_name_inside_a_longer_title_is_not_what_the_passage_is_about() -> None:
+    pipeline = _p("x1", "Sichuan–Shanghai gas pipeline", "A pipeline from Sichuan to Shanghai.")
+    assert not is_about(pipeline, "Shanghai")
+    assert is_about(_p("x2", "Shanghai", "Shanghai is a city."), "Shanghai")
+
+
+def test_leads_wait_behind_a_second_passage_about_something_else_the_question_names() -> None:
+    question = Question(text="What occupation did Big Stone Gap's director share with Cher?", allowed=("c",))
+    cher = _p("p9", "Cher", "Cher is a singer and actress.", 5.0)
+    leads = bridge_entities(question, [FILM, cher], limit=3)
+    assert leads and leads[0].origin == "f1"
+    moved = keep_second(question, (), [FILM, cher], leads)
+    assert all(lead.origin == "p9" for lead in moved if lead.origin in ("f1", "p9"))
+    # A second passage about the same thing as the first does not hold the leads back.
+    again = _p("f9", "Big Stone Gap (novel)", "Big Stone Gap is a novel.", 5.0)
+    assert keep_second(question, (), [FILM, again], leads) == leads
