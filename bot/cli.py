@@ -312,7 +312,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
         say_error("plots skipped: matplotlib is not installed (pip install 'confer[eval]')")
     if args.json:
         summary = {
-            key: report[key] for key in ("overall", "by_type", "baseline", "questions", "faithfulness")
+            key: report[key]
+            for key in ("overall", "by_type", "baseline", "questions", "not_found", "faithfulness")
         }
         sys.stdout.write(json.dumps(summary) + "\n")
     else:

@@ -30,6 +30,7 @@ from retrieval.errors import DocumentLoadError
 from retrieval.ingest.chunker import chunk_document
 from retrieval.ingest.loaders import load_file
 from retrieval.ingest.pipeline import index_collection, source_name
+from retrieval.passages import CollectionStats, Passage, SyncStats
 
 KS = (2, 5, 10)
 BASELINE = "all"
@@ -59,6 +60,7 @@ class QuestionResult:
     mode: str
     seconds: float
     branch_seconds: list[float] = field(default_factory=list)
+    found: bool = True
     rounds: list[ResearchRound] = field(default_factory=list)
 
 
@@ -242,6 +244,7 @@ async def evaluate(
                 await index_collection(backend, collection, config)
             index_seconds = time.monotonic() - started
             results = await _run(questions, config, everything, backend, run_settings, progress)
+            without_evidence = await _run_without_evidence(questions, config, backend, run_settings)
         finally:
             await _drop_eval_indexes(backend, (*collections, everything))
             await backend.close()
@@ -249,8 +252,91 @@ async def evaluate(
     report = _report(
         results, with_model=with_model, index_seconds=index_seconds, split=split, dataset=dataset
     )
+    report["not_found"] = not_found_report(results, without_evidence)
     report["faithfulness"] = faithfulness_report(config)
     return report
+
+
+class EvidenceHidingBackend:
+    """A search backend that never returns the passages in ``hidden``: a question's supporting
+    paragraphs removed from the corpus, while the topically close ones stay. Each search asks for
+    ``len(hidden)`` more hits, so the ranking below them is what the smaller corpus would give
+    (BM25 statistics still count the hidden passages; a small effect on a corpus of thousands)."""
+
+    def __init__(self, backend: SearchBackend) -> None:
+        self._backend = backend
+        self.hidden: frozenset[str] = frozenset()
+
+    @property
+    def name(self) -> str:
+        return self._backend.name
+
+    async def search(
+        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+    ) -> list[Passage]:
+        hits = await self._backend.search(collection, query, limit=limit + len(self.hidden), broad=broad)
+        return [p for p in hits if p.id not in self.hidden][:limit]
+
+    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
+        return await self._backend.probe(collections, query)
+
+    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
+        return await self._backend.sync_collection(collection, passages)
+
+    async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
+        return await self._backend.passages_from_sources(collection, sources)
+
+    async def drop_collection(self, collection: Collection) -> None:
+        await self._backend.drop_collection(collection)
+
+    async def stats(self, collection: Collection) -> CollectionStats | None:
+        return await self._backend.stats(collection)
+
+    async def health(self) -> bool:
+        return await self._backend.health()
+
+    async def close(self) -> None:
+        """The wrapped backend is closed by its owner."""
+
+
+async def _run_without_evidence(
+    questions: Sequence[EvalQuestion],
+    config: CollectionsConfig,
+    backend: SearchBackend,
+    settings: ConferSettings,
+) -> list[bool]:
+    """The not-found suite: each question asked again with its gold paragraphs hidden; ``True``
+    where Confer (rightly) said it found nothing that answers."""
+    hiding = EvidenceHidingBackend(backend)
+    metrics = build_metrics()
+    service = ResearchService(
+        config=config,
+        backend=hiding,
+        metrics=metrics,
+        limits=build_limits(settings),
+        question_timeout=settings.question_timeout,
+        llm=build_llm(settings, metrics),
+    )
+    said_not_found = []
+    try:
+        for item in questions:
+            hiding.hidden = frozenset(item.gold_ids)
+            answer = await service.answer(service.make_question(item.question), surface="cli")
+            said_not_found.append(not answer.found)
+    finally:
+        if service.llm is not None:
+            await service.llm.close()
+    return said_not_found
+
+
+def not_found_report(results: Sequence[QuestionResult], without_evidence: Sequence[bool]) -> dict[str, Any]:
+    """How often Confer says "not found" when the evidence is gone (should be high) and when it
+    is there (should be low)."""
+    return {
+        "questions": len(without_evidence),
+        "not_found_without_evidence": _mean([float(x) for x in without_evidence]),
+        "not_found_when_answerable": _mean([float(not r.found) for r in results]),
+    }
 
 
 def corpus_texts(config: CollectionsConfig) -> list[str]:
@@ -339,10 +425,12 @@ async def _run(
                     citation_valid=valid,
                     sentences=total,
                     supported=supported,
-                    answer_text=plain_answer(answer, config),
+                    # A "not found" reply is no answer, even when its closest sentence has the gold.
+                    answer_text=plain_answer(answer, config) if answer.found else "",
                     mode=answer.mode,
                     seconds=seconds,
                     branch_seconds=[o.seconds for o in answer.outcomes],
+                    found=answer.found,
                     rounds=list(answer.rounds),
                 )
             )
@@ -471,6 +559,17 @@ def markdown_report(report: dict[str, Any]) -> str:
             f"{pct(m['gold_cited'])} | {pct(m['citation_validity'])} | {pct(m['supported_sentences'])} | "
             f"{pct(m['answer_contains'])} | {m['p50_seconds']} | {m['p95_seconds']} |"
         )
+    if "not_found" in report:
+        nf = report["not_found"]
+        lines += [
+            "",
+            '## Saying "not found"',
+            "",
+            f"With each question's supporting paragraphs hidden, Confer said it found nothing that "
+            f"answers for {pct(nf['not_found_without_evidence'])} % of {nf['questions']} questions; "
+            f"with them present, for {pct(nf['not_found_when_answerable'])} % (answerable questions "
+            f"wrongly declared not found).",
+        ]
     stats = details.get("rounds")
     if stats:
         by_rounds = ", ".join(f"{n}: {c}" for n, c in stats["questions_by_rounds"].items())

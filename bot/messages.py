@@ -33,6 +33,26 @@ EMPTY_QUESTION = "Please ask a question: the text was empty."
 NOTHING_FOUND = (
     "I found nothing about that in {collections}. Try other words, or name a collection with in:NAME."
 )
+NOT_ANSWERED = "I searched {collections} but found nothing that answers this."
+CLOSEST = "The closest I found, which does not answer it: {sentence}"
+ELSEWHERE = "{collections} may cover it: ask again with {hint}."
+OTHER_LANGUAGE = (
+    "Your question looks like {language}, and the documents may be in another language: "
+    "try asking in their language."
+)
+LANGUAGE_NAMES = {
+    "da": "Danish",
+    "de": "German",
+    "en": "English",
+    "es": "Spanish",
+    "fi": "Finnish",
+    "fr": "French",
+    "it": "Italian",
+    "nl": "Dutch",
+    "no": "Norwegian",
+    "pt": "Portuguese",
+    "sv": "Swedish",
+}
 NOTHING_SEARCHED = "No collection could be searched, so there is no answer."
 INTERRUPTED = "I was interrupted before I could finish. Please ask again."
 TIMED_OUT = "That took longer than the time allowed, so I stopped. Please try again or narrow the question."

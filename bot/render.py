@@ -5,7 +5,17 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from bot.messages import DIRECT_REPLIES, NOTHING_FOUND, NOTHING_SEARCHED, partial_note
+from bot.messages import (
+    CLOSEST,
+    DIRECT_REPLIES,
+    ELSEWHERE,
+    LANGUAGE_NAMES,
+    NOT_ANSWERED,
+    NOTHING_FOUND,
+    NOTHING_SEARCHED,
+    OTHER_LANGUAGE,
+    partial_note,
+)
 from graph.models import Answer, AnswerSentence, FindingStatus
 from retrieval.collections import CollectionsConfig
 
@@ -54,7 +64,19 @@ def no_answer_text(answer: Answer, config: CollectionsConfig) -> str:
     searched = [collection_title(config, o.name) for o in answer.outcomes if o.status in ("ok", "empty")]
     if not searched:
         return NOTHING_SEARCHED
-    return NOTHING_FOUND.format(collections=", ".join(searched))
+    if not answer.retrieved:
+        parts = [NOTHING_FOUND.format(collections=", ".join(searched))]
+    else:
+        parts = [NOT_ANSWERED.format(collections=", ".join(searched))]
+    if answer.closest:
+        parts.append(CLOSEST.format(sentence=" ".join(cite(s) for s in answer.closest)))
+    if answer.suggested:
+        titles = ", ".join(collection_title(config, name) for name in answer.suggested)
+        parts.append(ELSEWHERE.format(collections=titles, hint="in:" + ",".join(answer.suggested)))
+    if answer.other_language:
+        language = LANGUAGE_NAMES.get(answer.other_language, answer.other_language)
+        parts.append(OTHER_LANGUAGE.format(language=language))
+    return " ".join(parts)
 
 
 def plain_answer(answer: Answer, config: CollectionsConfig) -> str:
@@ -76,6 +98,7 @@ def answer_json(answer: Answer, config: CollectionsConfig, seconds: float) -> di
     return {
         "answer": plain_answer(answer, config),
         "mode": "llm" if answer.mode == "llm" else "extractive",
+        "found": answer.found,
         "citations": [
             {
                 "n": c.n,

@@ -22,6 +22,11 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
+def is_heading(sentence: str, title: str) -> bool:
+    """A heading line kept in a passage's text for search (the title shows it): not a claim."""
+    return sentence[-1:] not in ".!?;:)\"'”" and sentence in title
+
+
 def term_weights(query: str, passages: Sequence[Passage]) -> dict[str, float]:
     """Inverse document frequency of each query stem over the retrieved passages."""
     return _weights(query, [stems(p.text + " " + p.title) for p in passages])
@@ -58,6 +63,8 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
         for sentence, own in _eligible(sentences):
             hits = own & weights.keys()
             if not hits:
+                continue
+            if is_heading(sentence, passage.title):
                 continue
             coverage = (
                 sum(weights[s] for s in hits) + 0.5 * sum(weights[s] for s in title_stems - hits)

@@ -118,6 +118,12 @@ class Answer(_Frozen):
     outcomes: tuple[CollectionOutcome, ...] = ()
     retrieved: tuple[Passage, ...] = ()
     dropped: int = 0
+    # When nothing answers: the closest sentence found (labelled as such, never as the answer),
+    # collections the question was not searched in that do cover it, and the question's language
+    # when it differs from the documents' (ISO 639-1).
+    closest: tuple[AnswerSentence, ...] = ()
+    suggested: tuple[str, ...] = ()
+    other_language: str = ""
     rounds: tuple[ResearchRound, ...] = ()
     drop_reasons: tuple[str, ...] = ()  # one bounded reason per dropped sentence whose reason is known
 

@@ -10,6 +10,7 @@ from langgraph.types import Send, StreamWriter
 
 from graph.context import GraphContext
 from graph.drafting import draft_with_llm
+from graph.elsewhere import search_elsewhere
 from graph.events import BranchFinished, BranchStarted, FollowUp, LLMFallback, PlanReady
 from graph.extractive import draft_claims
 from graph.llm import ChatModel, LLMError
@@ -424,7 +425,23 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
             if answer is not None:
                 return answer
             runtime.stream_writer(LLMFallback(stage="synthesis", reason="no verified sentences"))
-    return synthesize_extractive(plan_, findings, context.limits)
+    answer = synthesize_extractive(plan_, findings, context.limits)
+    if not answer.found:
+        answer = await _answer_from_elsewhere(context, state["question"], plan_, findings, answer)
+    return answer
+
+
+async def _answer_from_elsewhere(
+    context: GraphContext, question: Question, plan_: Plan, findings: list[Finding], answer: Answer
+) -> Answer:
+    """Nothing answered: name (``in:``) or use (automatic routing) the collections that would."""
+    names, extra, tasks = await search_elsewhere(context, question, plan_)
+    if not names:
+        return answer
+    if plan_.routing in ("explicit", "channel_default"):
+        return answer.model_copy(update={"suggested": names})
+    wider = plan_.model_copy(update={"tasks": (*plan_.tasks, *tasks)})
+    return synthesize_extractive(wider, [*findings, *extra], context.limits)
 
 
 async def respond_directly(state: ResearchState) -> dict[str, Answer]:

@@ -3,7 +3,7 @@
 import re
 
 from graph.models import QuestionKind
-from retrieval.text import terms
+from retrieval.text import STOPWORDS, terms, words
 
 _IN_RE = re.compile(r"(?<!\S)in:([A-Za-z0-9_,-]*)(?!\S)")
 _GREETING_RE = re.compile(
@@ -65,6 +65,12 @@ _SIDES_PATTERNS = (
     re.compile(
         r"^(?:how|in what way)s?\s+(?:do|does|did)\s+(?:the\s+)?(?P<a>.+?)\s+and\s+"
         r"(?:the\s+)?(?P<b>.+?)\s+(?:differ|compare)\b",
+        re.IGNORECASE,
+    ),
+    # "What is the Beacon API rate limit compared to the webhook retry policy?"
+    re.compile(
+        r"^(?:what|how|which)\s+(?:is|are|was|were|does|do|did)\s+(?:the\s+)?(?P<a>.+?)\s+"
+        r"(?:compared (?:to|with)|as opposed to)\s+(?:the\s+)?(?P<b>.+?)[?.!]*$",
         re.IGNORECASE,
     ),
     re.compile(r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)[?.!]*$", re.IGNORECASE),
@@ -137,3 +143,71 @@ def comparison_sides(text: str) -> tuple[str, ...]:
             if all(terms(side) for side in sides) and sides[0].lower() != sides[1].lower():
                 return sides
     return ()
+
+
+# Words that shape the ask rather than name what it is about ("how many weeks", "which one").
+_ASK_WORDS = frozenset(
+    """
+    many much long often far old new big large small high low first last later earlier one two
+    kind type sort name named called known number amount anyone someone something thing things
+    happen happens happened need needs use used way ways better best compared comparison
+    differ difference different versus vs rule rules policy policies process procedure
+    requirement requirements guideline guidelines detail details step steps information info
+    overview summary doc docs documentation handbook
+    older younger larger smaller bigger longer shorter higher lower earlier stricter faster slower
+    more less most least greater newer taller
+    """.split()
+)
+# Words that open questions in the languages Confer stems: never a name at a sentence's start.
+_OPENERS = frozenset(
+    """wie was wer wann wo warum welche welcher welches gibt kann muss darf ist sind comment quel
+    quelle quels quelles qui quand où pourquoi combien est puis cómo qué quién cuándo dónde
+    cuánto cuántos hoe wat wie wanneer waar waarom welke come cosa chi quando dove perché
+    quanto quem onde quantos hur vad vem när varför vilken""".split()
+)
+_QUOTED_RE = re.compile(r"[\"“]([^\"”]{2,100})[\"”]")
+_TOKEN_RE = re.compile(r"[\w'’&.-]+|[^\w\s]", re.UNICODE)
+
+
+def key_terms(text: str) -> list[str]:
+    """The question's content words that say what it is about, in order, without duplicates."""
+    return list(dict.fromkeys(t for t in terms(text) if t not in _ASK_WORDS))
+
+
+def key_entities(text: str, *, language: str = "en") -> tuple[str, ...]:
+    """Names the question mentions: quoted titles and runs of capitalized words. A capitalized
+    word opening a sentence starts a name only when it is not a question or function word and
+    another capitalized word follows ("Kestrel Systems", not "Considered the ..."). In German
+    every noun is capitalized, so there only quoted titles count."""
+    found: list[str] = [q.strip() for q in _QUOTED_RE.findall(text) if terms(q)]
+    unquoted = _QUOTED_RE.sub(" , ", text)
+    run: list[str] = []
+    run_opens_sentence = False
+    sentence_start = True
+
+    def close() -> None:
+        while run and run[-1].lower() in _CONNECTORS:
+            run.pop()
+        if run and terms(" ".join(run)) and not (run_opens_sentence and len(run) == 1):
+            found.append(" ".join(run))
+        run.clear()
+
+    for token in _TOKEN_RE.findall(unquoted):
+        word = token.strip(".'’")
+        if not word or not word[0].isalnum():
+            close()
+            sentence_start = token in (".", "?", "!", ":")
+            continue
+        lower = word.lower()
+        capital = word[0].isupper() and language != "de"
+        if capital and sentence_start and (lower in STOPWORDS or lower in _ASK_WORDS or lower in _OPENERS):
+            capital = False
+        if capital or (run and lower in _CONNECTORS and lower not in ("and", "&")):
+            if not run:
+                run_opens_sentence = sentence_start
+            run.append(word)
+        else:
+            close()
+        sentence_start = False
+    close()
+    return tuple(dict.fromkeys(e for e in found if any(w not in STOPWORDS for w in words(e))))

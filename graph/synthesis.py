@@ -3,12 +3,14 @@ merged, claims grouped by collection, citations numbered [1]…[n] in order of f
 citation checked against the passages retrieved in this run."""
 
 import logging
+import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from graph.citations import best_quote, check, is_supported, split_cited
 from graph.context import ResearchLimits
-from graph.extractive import jaccard
+from graph.extractive import MAX_WORDS, MIN_WORDS, is_heading, jaccard
 from graph.judge import admit, judge, judgeable
 from graph.llm import ChatModel
 from graph.models import (
@@ -23,14 +25,32 @@ from graph.models import (
 )
 from graph.prompts import SYNTHESIS_PROMPT, quote_untrusted
 from graph.reflect import is_about
+from graph.relevance import (
+    Coverage,
+    QuestionFocus,
+    assess_coverage,
+    bears_on,
+    entity_share,
+    focus_of,
+    term_coverage,
+)
 from graph.schemas import AnswerOutput
+from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.passages import Passage
-from retrieval.text import stems
+from retrieval.text import split_sentences, stems
 
 logger = logging.getLogger(__name__)
 
 DUPLICATE = 0.7
 RELEVANCE_FLOOR = 0.35
+# The closest sentence is offered under a "not found" only when it carries this much of the ask.
+CLOSEST_COVERAGE = 0.3
+# Share of a compared side's words a sentence (or its title) must name to speak of that side.
+SIDE_SHARE = 0.6
+# Extractive answers read every sentence of the run's best passages, not only the drafted ones.
+PASSAGES_READ = 10
+RELEVANCE_WEIGHT = 0.8
+LEAD_BONUS = 0.1
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
@@ -136,33 +156,125 @@ def outcomes_of(plan: Plan, findings: Sequence[Finding]) -> tuple[CollectionOutc
     return tuple(outcomes)
 
 
-def _ranked_claims(findings: Sequence[Finding]) -> list[tuple[float, Claim, str]]:
-    """Claims with a score comparable across collections: question coverage plus the cited
-    passage's raw retrieval score relative to the best passage of the whole run."""
-    top = max((p.score for f in findings for p in f.passages), default=0.0) or 1.0
-    scored = []
+def question_of(plan: Plan) -> str:
+    """The question as asked (without ``in:``), as every task carries it."""
+    return plan.tasks[0].question if plan.tasks else ""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The claims that answer, best first, whether they cover the question, and (when they do
+    not) the closest claim found."""
+
+    claims: list[tuple[Claim, str]]
+    coverage: Coverage
+    closest: list[tuple[Claim, str]]
+
+
+def passage_claims(finding: Finding, best: Sequence[Passage], drafted: set[str]) -> list[Claim]:
+    """Every quotable sentence of the finding's passages among the run's best ``best``: the
+    branch drafted a few, but the one that answers may be another (scored here against the
+    whole question, not the branch's query)."""
+    claims = []
+    for passage in best:
+        if passage.collection != finding.collection:
+            continue
+        for sentence in split_sentences(passage.text):
+            if sentence in drafted or is_heading(sentence, passage.title):
+                continue
+            if MIN_WORDS <= len(sentence.split()) <= MAX_WORDS:
+                claims.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=0.0))
+    return claims
+
+
+def _earns_place(focus: QuestionFocus, sentence: str, passage: Passage) -> bool:
+    hits = focus.stems(sentence) & focus.weights.keys()
+    if len(hits) >= min(2, len(focus.weights)):
+        return True
+    return bool(focus.entities) and entity_share(focus, sentence + " " + passage.title) > 0
+
+
+def _opens(sentence: str, passage: Passage) -> bool:
+    """The sentence opens its passage (after a heading line): it usually says what the
+    passage's subject is."""
+    start = passage.text.find(sentence)
+    return start >= 0 and "." not in passage.text[:start]
+
+
+def _ranked_claims(
+    plan: Plan, findings: Sequence[Finding], *, from_passages: bool = False
+) -> tuple[list[tuple[float, Claim, str, Passage]], QuestionFocus]:
+    """Claims with one score comparable across collections: how well the sentence answers the
+    question (key-term coverage weighted by rarity, the question's entities named), plus a little
+    of the cited passage's raw retrieval score relative to the best passage of the whole run.
+    Sentences that do not bear on the question are left out."""
+    pool = merge_passages(findings)
+    by_id = {p.id: p for p in pool}
+    focus = focus_of(question_of(plan), pool, extra=[t.collection for t in plan.tasks])
+    top = max((p.score for p in pool), default=0.0) or 1.0
+    scored: list[tuple[float, Claim, str, Passage]] = []
     for finding in findings:
         if finding.status != "ok":
             continue
-        scores = {p.id: p.score for p in finding.passages}
-        for claim in finding.claims:
-            retrieval = max((scores.get(pid, 0.0) for pid in claim.passage_ids), default=0.0) / top
-            scored.append((0.6 * claim.coverage + 0.4 * retrieval, claim, finding.collection))
+        claims = list(finding.claims)
+        if from_passages:
+            claims += passage_claims(finding, pool[:PASSAGES_READ], {c.text for c in claims})
+        for claim in claims:
+            cited = [by_id[pid] for pid in claim.passage_ids if pid in by_id]
+            if not cited:
+                continue
+            passage = max(cited, key=lambda p: p.score)
+            retrieval = passage.score / top
+            # The passage a follow-up round found about the entity it followed: the second hop of
+            # a bridge question, which rarely shares the question's words (see ``_add_followed``).
+            hop = finding.round > 1 and bool(finding.entity) and is_about(passage, finding.entity)
+            if focus.empty:
+                relevance = claim.coverage
+            else:
+                if not hop and not bears_on(focus, claim.text, passage.title):
+                    continue
+                relevance = 0.75 * term_coverage(focus, claim.text, passage.title) + 0.25 * entity_share(
+                    focus, claim.text + " " + passage.title
+                )
+            lead = LEAD_BONUS if _opens(claim.text, passage) else 0.0
+            score = RELEVANCE_WEIGHT * relevance + (1 - RELEVANCE_WEIGHT) * retrieval + lead
+            # Drafted claims passed their branch's own cut; a sentence read here must earn its
+            # place by carrying two of the question's key terms, or by being about its entity.
+            if (
+                not hop
+                and claim.coverage == 0.0
+                and not focus.empty
+                and not _earns_place(focus, claim.text, passage)
+            ):
+                continue
+            scored.append((score, claim, finding.collection, passage))
     scored.sort(key=lambda item: -item[0])
-    return scored
+    return scored, focus
 
 
-def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> list[tuple[Claim, str]]:
-    """The claims worth saying: the best ones, no near-duplicates, and for a comparison at least
-    the best claim of every collection that found something."""
-    ranked = _ranked_claims(findings)
+def _about_side(side: set[str], present: set[str]) -> bool:
+    """A sentence (with its title) is about one side of a comparison when it names most of it."""
+    return len(side & present) >= max(1, math.ceil(SIDE_SHARE * len(side)))
+
+
+def choose_claims(
+    plan: Plan, findings: Sequence[Finding], limits: ResearchLimits, *, from_passages: bool = False
+) -> Selection:
+    """The claims worth saying, best first: no near-duplicates, none far below the best, and for
+    a comparison the best claim about each side (or, without named sides, of each collection)."""
+    ranked, focus = _ranked_claims(plan, findings, from_passages=from_passages)
     if not ranked:
-        return []
+        return Selection(claims=[], coverage=Coverage(found=False), closest=[])
     floor = RELEVANCE_FLOOR * ranked[0][0]
     kept: list[tuple[Claim, str]] = []
+    kept_passages: list[Passage] = []
     kept_stems: list[set[str]] = []
-    must = {c for _, _, c in ranked} if plan.kind == "comparative" else set()
-    for score, claim, collection in ranked:
+    side_words = [focus.stems(side) for side in plan.sides] if plan.kind == "comparative" else []
+    must_collections = (
+        {c for _, _, c, _ in ranked} if plan.kind == "comparative" and not side_words else set()
+    )
+    must_sides: list[set[str]] = [w for w in side_words if w]
+    for score, claim, collection, passage in ranked:
         own = stems(claim.text)
         duplicate = next((i for i, other in enumerate(kept_stems) if jaccard(own, other) >= DUPLICATE), None)
         if duplicate is not None:
@@ -172,12 +284,62 @@ def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimit
                 kept[duplicate][1],
             )
             continue
-        needed = collection in must and all(c != collection for _, c in kept)
+        present = focus.stems(claim.text + " " + passage.title)
+        side = next((w for w in must_sides if _about_side(w, present)), None)
+        needed = side is not None or (
+            collection in must_collections and all(c != collection for _, c in kept)
+        )
         if not needed and (score < floor or len(kept) >= limits.answer_sentences):
             continue
+        if side is not None:
+            must_sides.remove(side)
         kept.append((claim, collection))
+        kept_passages.append(passage)
         kept_stems.append(own)
-    return kept
+    _add_followed(findings, ranked, kept, kept_passages, kept_stems)
+    best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
+    coverage = assess_coverage(focus, best, merge_passages(findings))
+    if coverage.found:
+        return Selection(claims=kept, coverage=coverage, closest=[])
+    closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
+    return Selection(claims=[], coverage=coverage, closest=closest)
+
+
+def _add_followed(
+    findings: Sequence[Finding],
+    ranked: Sequence[tuple[float, Claim, str, Passage]],
+    kept: list[tuple[Claim, str]],
+    kept_passages: list[Passage],
+    kept_stems: list[set[str]],
+) -> None:
+    """The second hop of a bridge question: when a kept sentence names an entity a research round
+    followed up, the best sentence of the passage about that entity is kept right after it (it
+    rarely shares the question's words, yet it holds the answer)."""
+    followed = dict.fromkeys(f.entity for f in findings if f.round > 1 and f.entity and f.status == "ok")
+    for entity in followed:
+        named = next((i for i, (c, _) in enumerate(kept) if entity.lower() in c.text.lower()), None)
+        if named is None or any(is_about(p, entity) for p in kept_passages):
+            continue
+        hop = next(
+            (
+                (claim, collection, passage)
+                for _, claim, collection, passage in ranked
+                if is_about(passage, entity)
+                and all(jaccard(stems(claim.text), other) < DUPLICATE for other in kept_stems)
+            ),
+            None,
+        )
+        if hop is None:
+            continue
+        claim, collection, passage = hop
+        kept.insert(named + 1, (claim, collection))
+        kept_passages.insert(named + 1, passage)
+        kept_stems.insert(named + 1, stems(claim.text))
+
+
+def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> list[tuple[Claim, str]]:
+    """The claims that answer the question, best first; none when the evidence does not cover it."""
+    return choose_claims(plan, findings, limits).claims
 
 
 def build_answer(
@@ -187,43 +349,39 @@ def build_answer(
     *,
     mode: str = "extractive",
 ) -> tuple[Answer, int]:
-    """Group claims by collection (collections ordered by their best claim), number citations in
-    order of first use, and drop any sentence whose citation is not a supported, retrieved passage.
-    Returns the answer and how many sentences were dropped."""
+    """Sentences in the order given (best first); consecutive sentences from one collection form
+    one section, so every sentence stays attributed to its collection. Citations are numbered in
+    order of first use, and any sentence whose citation is not a supported, retrieved passage is
+    dropped. Returns the answer and how many sentences were dropped."""
     retrieved = {p.id: p for f in findings for p in f.passages}
-    order: list[str] = []
-    grouped: dict[str, list[Claim]] = {}
-    for claim, collection in claims:
-        if collection not in grouped:
-            order.append(collection)
-            grouped[collection] = []
-        grouped[collection].append(claim)
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
-    sections: list[AnswerSection] = []
+    runs: list[tuple[str, list[AnswerSentence]]] = []
     dropped = 0
-    for collection in order:
-        sentences: list[AnswerSentence] = []
-        for claim in grouped[collection]:
-            cited = [retrieved[pid] for pid in claim.passage_ids if pid in retrieved]
-            if not cited or not is_supported(claim.text, (p.text for p in cited)):
-                dropped += 1
-                continue
-            refs = []
-            for passage in cited:
-                if passage.id not in numbers:
-                    numbers[passage.id] = len(citations) + 1
-                    citations.append(Citation(n=numbers[passage.id], passage=passage, quote=claim.text))
-                refs.append(numbers[passage.id])
-            sentences.append(AnswerSentence(text=claim.text, citations=tuple(refs)))
-        if sentences:
-            sections.append(AnswerSection(collection=collection, sentences=tuple(sentences)))
+    for claim, collection in claims:
+        cited = [retrieved[pid] for pid in claim.passage_ids if pid in retrieved]
+        if not cited or not is_supported(claim.text, (p.text for p in cited)):
+            dropped += 1
+            continue
+        refs = []
+        for passage in cited:
+            if passage.id not in numbers:
+                numbers[passage.id] = len(citations) + 1
+                # A near-duplicate merged in from another passage is quoted as that passage says it.
+                quote = claim.text if claim.text in passage.text else best_quote(claim.text, passage)
+                citations.append(Citation(n=numbers[passage.id], passage=passage, quote=quote))
+            refs.append(numbers[passage.id])
+        sentence = AnswerSentence(text=claim.text, citations=tuple(refs))
+        if runs and runs[-1][0] == collection:
+            runs[-1][1].append(sentence)
+        else:
+            runs.append((collection, [sentence]))
     if dropped:
         logger.info("dropped %d unsupported sentences", dropped)
     answer = Answer(
         mode="llm" if mode == "llm" else "extractive",
         kind=plan.kind,
-        sections=tuple(sections),
+        sections=tuple(AnswerSection(collection=c, sentences=tuple(ss)) for c, ss in runs),
         citations=tuple(citations),
         outcomes=outcomes_of(plan, findings),
         retrieved=merge_passages(findings),
@@ -234,8 +392,30 @@ def build_answer(
 
 
 def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Answer:
-    answer, _ = build_answer(plan, findings, select_claims(plan, findings, limits))
-    return answer
+    """The answer, best sentence first; or, when the evidence does not cover the question, no
+    answer sentences and at most one clearly labelled closest sentence."""
+    selection = choose_claims(plan, findings, limits, from_passages=True)
+    if selection.coverage.found:
+        answer, _ = build_answer(plan, findings, selection.claims)
+        return answer
+    if selection.coverage.missing_entities or selection.coverage.missing_terms:
+        logger.debug(
+            "not covered",
+            extra={
+                "missing_entities": selection.coverage.missing_entities,
+                "missing_terms": selection.coverage.missing_terms,
+            },
+        )
+    answer, _ = build_answer(plan, findings, selection.closest)
+    closest = tuple(sentence for section in answer.sections for sentence in section.sentences)
+    language = detect_language(question_of(plan))
+    return answer.model_copy(
+        update={
+            "sections": (),
+            "closest": closest,
+            "other_language": language if language != DEFAULT_LANGUAGE else "",
+        }
+    )
 
 
 async def synthesize_with_llm(

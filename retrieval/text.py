@@ -93,7 +93,7 @@ def sentence_stems(text: str) -> tuple[list[tuple[str, set[str]]], set[str]]:
 
 _BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 _MARKER = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
-_ONE_LETTER = re.compile(r"[a-z]\.")
+_ONE_LETTER = re.compile(r"[a-z]\.|\d{1,2}\.")  # an initial, or an ordinal as in "31. März"
 
 
 def _split(text: str, markers: list[str]) -> list[str]:

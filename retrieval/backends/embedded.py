@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from retrieval.collections import Collection
 from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
+from retrieval.language import foreign_stems
 from retrieval.passages import CollectionStats, Passage, SyncStats
 from retrieval.text import terms, unique
 
@@ -46,7 +47,10 @@ def fts_query(query: str, *, broad: bool = False) -> str | None:
     if not content:
         return None
     suffix = "*" if broad else ""
-    return " OR ".join(f'"{t}"{suffix}' for t in content)
+    # A question in another language than English also matches its words' stems as prefixes
+    # (the index stems with Porter, which is English-only): "Urlaubstag" finds "Urlaubstage".
+    stems = [f'"{s}"*' for s in foreign_stems(query)]
+    return " OR ".join([*(f'"{t}"{suffix}' for t in content), *stems])
 
 
 class EmbeddedBackend:

@@ -69,9 +69,11 @@ def _merge_small_sections(sections: tuple[Section, ...], settings: ChunkingSetti
 
 
 def _labelled(section: Section) -> str:
-    if section.text.startswith(section.headings[-1:] or ("\x00",)):
+    """The section's text under its heading, as a paragraph of its own: retrieval still sees the
+    heading's words, and sentence splitting never glues the heading onto the first sentence."""
+    if not section.headings or not section.headings[-1] or section.text.startswith(section.headings[-1]):
         return section.text
-    return f"{section.headings[-1]}: {section.text}" if section.headings else section.text
+    return f"{section.headings[-1]}\n\n{section.text}"
 
 
 def _words(text: str) -> int:

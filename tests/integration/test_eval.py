@@ -98,7 +98,14 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     out = tmp_path / "report"
     assert main(["eval", str(dataset), "--json", "--out", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"overall", "by_type", "baseline", "questions", "faithfulness"}
+    assert set(report) == {"overall", "by_type", "baseline", "questions", "not_found", "faithfulness"}
+    # With its gold paragraphs hidden, no other paragraph names a question's people or film: every
+    # question must get a "not found"; with them present, none may.
+    assert report["not_found"] == {
+        "questions": 4,
+        "not_found_without_evidence": 1.0,
+        "not_found_when_answerable": 0.0,
+    }
     assert report["questions"] == 4 and set(report["by_type"]) == {"bridge", "comparison"}
     fields = {
         "recall_at_2",
@@ -129,6 +136,7 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
         "latency.png",
     }
     assert "one-index baseline" in (out / "report.md").read_text()
+    assert 'Saying "not found"' in (out / "report.md").read_text()
     assert "Research rounds per question" in (out / "report.md").read_text()
     details = {
         line["id"]: line for line in map(json.loads, (out / "questions.jsonl").read_text().splitlines())

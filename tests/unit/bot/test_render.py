@@ -45,7 +45,8 @@ def test_json_matches_the_command_line_contract() -> None:
         ),
     )
     payload = answer_json(answer, CONFIG, 1.23456)
-    assert set(payload) == {"answer", "mode", "citations", "collections", "rounds", "seconds"}
+    assert set(payload) == {"answer", "mode", "found", "citations", "collections", "rounds", "seconds"}
+    assert payload["found"] is True
     assert payload["rounds"] == [
         {"collections": ["eng", "sec"], "queries": ["deploys", "deploys"]},
         {"collections": ["eng"], "queries": ["Blue Green"]},

@@ -2,6 +2,7 @@ import itertools
 
 from retrieval.ingest.chunker import ChunkingSettings, chunk_document
 from retrieval.ingest.loaders import Document, Section
+from retrieval.text import split_sentences
 
 
 def _sentences(prefix: str, count: int) -> str:
@@ -46,7 +47,9 @@ def test_small_sections_are_merged_with_their_neighbour() -> None:
     doc = _doc(Section(("A",), "Short one."), Section(("B",), "Short two."))
     [passage] = chunk_document(doc, collection="c")
     assert passage.title == "Doc › A / B"
-    assert "A: Short one." in passage.text and "B: Short two." in passage.text
+    # Each heading stays in the text for search, as its own paragraph: never glued to a sentence.
+    assert passage.text == "A\n\nShort one.\n\nB\n\nShort two."
+    assert split_sentences(passage.text) == ["A", "Short one.", "B", "Short two."]
 
 
 def test_fixed_ids_make_one_passage() -> None:

@@ -1,0 +1,169 @@
+"""How well a sentence answers the question, and whether the evidence answers it at all.
+
+A question's *key terms* are its content words minus the words that only shape the ask ("how
+many", "which one"); its *key entities* are the names it mentions (capitalized runs, quoted
+titles, numbers). A sentence answers better the more of the key terms it carries, weighted by how
+rare each is among the passages retrieved for this question (a word every passage has says little),
+and the more of the key entities it (or its passage's title) names. The evidence *covers* the
+question when the passages behind the best sentences name every key entity and the best sentence
+carries enough of the key terms; otherwise Confer says plainly that it found nothing that answers.
+"""
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from graph.question import key_entities, key_terms
+from retrieval.language import DEFAULT_LANGUAGE, FUNCTION_WORDS, detect_language, stem_in, stems_in
+from retrieval.passages import Passage
+from retrieval.text import words
+
+# The best sentence must carry at least this share of the question's key-term weight (its own
+# words, plus its passage title at half weight) for the evidence to count as answering.
+MIN_TERM_COVERAGE = 0.35
+# A key term whose weight is at least this share of the total is central to the ask: when no
+# retrieved passage has it at all, the documents do not answer the question.
+CENTRAL_TERM_SHARE = 0.2
+# Not covered when the key terms that no retrieved passage has make up this share of the weight.
+MAX_MISSING_SHARE = 0.5
+# How much of the ask the best sentences carry together (reported; a comparison's two sides).
+JOINT_SENTENCES = 2
+
+
+@dataclass(frozen=True)
+class QuestionFocus:
+    """What the question asks about, with weights from this run's retrieved passages."""
+
+    weights: dict[str, float]  # key-term stem -> weight
+    entities: tuple[tuple[str, ...], ...]  # each entity's content words (lower case)
+    language: str = DEFAULT_LANGUAGE  # the question's; its stemmer is used on both sides
+
+    def stems(self, text: str) -> set[str]:
+        return stems_in(text, self.language)
+
+    @property
+    def total(self) -> float:
+        return sum(self.weights.values())
+
+    @property
+    def empty(self) -> bool:
+        return not self.weights and not self.entities
+
+
+def focus_of(question: str, passages: Sequence[Passage], *, extra: Iterable[str] = ()) -> QuestionFocus:
+    """Key terms (weighted by rarity among ``passages``) and key entities of the question.
+    ``extra`` holds words that name where to search (collection names): not part of the ask."""
+    language = detect_language(question)
+    skip = {stem_in(w, language) for w in extra}
+    function_words = FUNCTION_WORDS.get(language, frozenset())
+    key = {stem_in(t, language) for t in key_terms(question) if t not in function_words} - skip
+    pool = [stems_in(p.text + " " + p.title, language) for p in passages]
+    n = len(pool) or 1
+    weights = {s: math.log(1 + n / (1 + sum(1 for ps in pool if s in ps))) + 0.1 for s in key}
+    entities = []
+    for entity in key_entities(question, language=language):
+        content = tuple(w for w in words(entity) if stem_in(w, language) not in skip)
+        if content:
+            entities.append(content)
+    return QuestionFocus(weights=weights, entities=tuple(dict.fromkeys(entities)), language=language)
+
+
+def term_coverage(focus: QuestionFocus, sentence: str, title: str) -> float:
+    """Share of the key-term weight the sentence carries; its passage title counts half."""
+    if not focus.total:
+        return 0.0
+    own = focus.stems(sentence) & focus.weights.keys()
+    titled = (focus.stems(title) & focus.weights.keys()) - own
+    return (sum(focus.weights[s] for s in own) + 0.5 * sum(focus.weights[s] for s in titled)) / focus.total
+
+
+def names_entity(entity: tuple[str, ...], text_words: set[str]) -> bool:
+    """Every word of the entity is in the text; a word with digits may be written apart
+    ("SEV1" for "SEV-1")."""
+    return all(w in text_words or (_has_digit(w) and _spelled_apart(w, text_words)) for w in entity)
+
+
+def _has_digit(word: str) -> bool:
+    return any(ch.isdigit() for ch in word)
+
+
+def _spelled_apart(word: str, text_words: set[str]) -> bool:
+    head = word.rstrip("0123456789")
+    return bool(head) and head != word and head in text_words and word[len(head) :] in text_words
+
+
+def entity_share(focus: QuestionFocus, text: str) -> float:
+    """Share of the question's key entities named in the text (1.0 when it names none)."""
+    if not focus.entities:
+        return 1.0
+    present = set(words(text))
+    return sum(names_entity(e, present) for e in focus.entities) / len(focus.entities)
+
+
+def bears_on(focus: QuestionFocus, sentence: str, title: str) -> bool:
+    """A sentence bears on the question when it carries a key term itself, or its passage is
+    about one of the question's entities and the sentence says something of it."""
+    if focus.stems(sentence) & focus.weights.keys():
+        return True
+    title_words = set(words(title))
+    return any(names_entity(e, title_words) for e in focus.entities)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Whether the evidence answers the question, and why not when it does not."""
+
+    found: bool
+    missing_entities: tuple[str, ...] = ()
+    missing_terms: tuple[str, ...] = ()
+    best_coverage: float = 0.0
+    joint_coverage: float = 0.0
+    missing_share: float = 0.0
+    unnamed_entities: tuple[str, ...] = ()  # named by no retrieved passage at all
+
+
+def assess_coverage(
+    focus: QuestionFocus,
+    best: Sequence[tuple[str, Passage]],
+    retrieved: Sequence[Passage],
+) -> Coverage:
+    """Does the evidence answer the question? ``best`` holds the top sentences with their passages.
+
+    Not covered when a key entity is named by no retrieved passage, when the key terms that no
+    retrieved passage has carry too much of the question's weight, or when even the best sentence
+    carries too little of the key terms. (The thresholds were chosen on the not-found suite of
+    ``confer eval``: hidden evidence against answerable questions; see README.)
+    """
+    if focus.empty:
+        return Coverage(found=bool(best), best_coverage=1.0 if best else 0.0)
+    if not best:
+        return Coverage(found=False)
+    evidence_words = [set(words(p.title + " " + p.text)) for _, p in best]
+    missing_entities = tuple(
+        " ".join(e) for e in focus.entities if not any(names_entity(e, ws) for ws in evidence_words)
+    )
+    everywhere = (
+        set().union(*(focus.stems(p.title + " " + p.text) for p in retrieved)) if retrieved else set()
+    )
+    total = focus.total or 1.0
+    retrieved_words = [set(words(p.title + " " + p.text)) for p in retrieved]
+    unnamed = tuple(
+        " ".join(e) for e in focus.entities if not any(names_entity(e, ws) for ws in retrieved_words)
+    )
+    absent = [s for s in focus.weights if s not in everywhere]
+    missing_terms = tuple(s for s in absent if focus.weights[s] / total >= CENTRAL_TERM_SHARE)
+    missing_share = sum(focus.weights[s] for s in absent) / total
+    best_coverage = max(term_coverage(focus, text, p.title) for text, p in best) if focus.total else 1.0
+    joint = " ".join(text for text, _ in best[:JOINT_SENTENCES])
+    joint_titles = " ".join(p.title for _, p in best[:JOINT_SENTENCES])
+    joint_coverage = term_coverage(focus, joint, joint_titles) if focus.total else 1.0
+    found = not unnamed and missing_share < MAX_MISSING_SHARE and best_coverage >= MIN_TERM_COVERAGE
+    return Coverage(
+        found=found,
+        missing_entities=missing_entities,
+        missing_terms=missing_terms,
+        best_coverage=round(best_coverage, 4),
+        joint_coverage=round(joint_coverage, 4),
+        missing_share=round(missing_share, 4),
+        unnamed_entities=unnamed,
+    )

@@ -1,0 +1,127 @@
+"""Which language a text is in, and stemming in that language (Snowball stemmers).
+
+Detection counts the most frequent function words of each supported language: short questions
+carry several of them ("Wie lange dauert die Elternzeit?"), and the count is deterministic and
+costs microseconds. Text with no clear majority is taken as English.
+"""
+
+from functools import lru_cache
+from typing import Any
+
+import snowballstemmer
+
+from retrieval.text import STOPWORDS, words
+
+DEFAULT_LANGUAGE = "en"
+
+# ISO 639-1 code -> Snowball algorithm.
+SNOWBALL = {
+    "da": "danish",
+    "de": "german",
+    "en": "english",
+    "es": "spanish",
+    "fi": "finnish",
+    "fr": "french",
+    "it": "italian",
+    "nl": "dutch",
+    "no": "norwegian",
+    "pt": "portuguese",
+    "sv": "swedish",
+}
+
+# The most frequent function words of each language (articles, pronouns, prepositions,
+# auxiliaries, question words): enough to tell the languages apart in one short question.
+FUNCTION_WORDS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        "the a an of to in is are was were for on with and or how what which who when where why "
+        "do does did can my our i you it at by from be have has this that".split()
+    ),
+    "de": frozenset(
+        "der die das den dem des ein eine einen einem einer und oder ist sind war wie was wer wann "
+        "wo warum welche welcher welches ich mein meine wir unser für mit von zu im in auf bei "
+        "nicht kann muss darf gibt es hat haben wird werden viel viele wieviel wie viele bekomme "
+        "bekommt bekommen erhalte erhält habe".split()
+    ),
+    "fr": frozenset(
+        "le la les un une des du de et ou est sont était comment quel quelle quels quelles qui "
+        "quand où pourquoi combien je mon ma mes nous notre pour avec dans sur par au aux ne pas "
+        "peut dois ai avons il elle ce cette reçois obtiens".split()
+    ),
+    "es": frozenset(
+        "el la los las un una unos unas del de y o es son era cómo como qué que quién cuándo "
+        "dónde por qué cuánto cuántos cuántas yo mi mis nosotros nuestro para con en sobre al no "
+        "puedo puede tengo hay".split()
+    ),
+    "nl": frozenset(
+        "de het een en of is zijn was hoe wat wie wanneer waar waarom welke ik mijn wij onze "
+        "voor met van te in op bij niet kan moet mag er heeft hebben wordt".split()
+    ),
+    "it": frozenset(
+        "il lo la i gli le un una uno del della di e o è sono era come cosa chi quando dove "
+        "perché quanto quanti quante io mio mia noi nostro per con in su al non posso può ho".split()
+    ),
+    "pt": frozenset(
+        "o a os as um uma uns umas do da dos das de e ou é são era como que quem quando onde "
+        "por quanto quantos quantas eu meu minha nós nosso para com em no na não posso pode "
+        "tenho há".split()
+    ),
+    "sv": frozenset(
+        "en ett den det de och eller är var hur vad vem när var varför vilken vilket vilka jag "
+        "min mitt vi vår för med av till i på vid inte kan måste får har".split()
+    ),
+}
+
+
+def detect_language(text: str) -> str:
+    """ISO 639-1 code of the language whose function words the text uses most; English on a tie
+    or when it uses none."""
+    tokens = words(text)
+    if not tokens:
+        return DEFAULT_LANGUAGE
+    counts = {lang: sum(1 for t in tokens if t in vocabulary) for lang, vocabulary in FUNCTION_WORDS.items()}
+    best = max(counts, key=lambda lang: (counts[lang], lang == DEFAULT_LANGUAGE))
+    if counts[best] == 0 or counts[best] <= counts[DEFAULT_LANGUAGE]:
+        return DEFAULT_LANGUAGE
+    return best
+
+
+@lru_cache(maxsize=16)
+def _stemmer(language: str) -> Any:
+    return snowballstemmer.stemmer(SNOWBALL.get(language, "english"))
+
+
+@lru_cache(maxsize=65536)
+def stem_in(word: str, language: str = DEFAULT_LANGUAGE) -> str:
+    """The Snowball stem of a lower-case word in the given language."""
+    if word.isdigit():
+        return word
+    stemmed: str = _stemmer(language).stemWord(word)
+    return stemmed
+
+
+def content_words(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """Lower-case words without the function words of the language (and of English)."""
+    function_words = FUNCTION_WORDS.get(language, frozenset())
+    return [
+        w
+        for w in words(text)
+        if w not in STOPWORDS and w not in function_words and (len(w) > 1 or w.isdigit())
+    ]
+
+
+def stems_in(text: str, language: str = DEFAULT_LANGUAGE) -> set[str]:
+    """The Snowball stems of the text's content words."""
+    return {stem_in(w, language) for w in content_words(text, language)}
+
+
+MIN_PREFIX = 4
+
+
+def foreign_stems(query: str) -> list[str]:
+    """For a question that is not in English: the stems of its content words in its own language
+    (at least ``MIN_PREFIX`` letters, diacritics kept), to search as prefixes beside the words."""
+    language = detect_language(query)
+    if language == DEFAULT_LANGUAGE:
+        return []
+    found = [stem_in(w, language) for w in content_words(query, language)]
+    return list(dict.fromkeys(s for s in found if len(s) >= MIN_PREFIX and not s.isdigit()))

@@ -1,0 +1,156 @@
+"""What a person gets on the sample collections: the answering sentence first, a plain "not found"
+when the documents do not say, and other languages searched with their own stemming."""
+
+from pathlib import Path
+
+import pytest
+
+from bot.metrics import build_metrics
+from bot.render import answer_json
+from bot.service import ResearchService
+from graph.context import ResearchLimits
+from retrieval.backends import SearchBackend
+from retrieval.collections import CollectionsConfig, load_collections
+from retrieval.ingest.pipeline import index_collection
+
+
+async def _ask(config: CollectionsConfig, backend: SearchBackend, text: str) -> dict[str, object]:
+    for collection in config.collections:
+        await index_collection(backend, collection, config)
+    service = ResearchService(
+        config=config, backend=backend, metrics=build_metrics(), limits=ResearchLimits(), question_timeout=30
+    )
+    answer = await service.answer(service.make_question(text), surface="cli")
+    return answer_json(answer, config, 0.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is the dress code in the Berlin office?",
+        "Who is the CEO of Kestrel Systems?",
+        "What is the capital of Australia?",
+    ],
+)
+async def test_questions_the_documents_do_not_answer_get_a_plain_not_found(
+    embedded: SearchBackend, sample_config: CollectionsConfig, text: str
+) -> None:
+    payload = await _ask(sample_config, embedded, text)
+    assert payload["found"] is False
+    answer = str(payload["answer"])
+    assert answer.startswith(("I searched ", "I found nothing about that in ")), answer
+    assert "nothing" in answer
+    # Whatever is quoted is labelled as the closest thing, never presented as the answer.
+    if payload["citations"]:
+        assert "The closest I found, which does not answer it:" in answer
+
+
+async def test_the_answering_sentence_comes_first_across_collections(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    payload = await _ask(sample_config, embedded, "I lost my laptop on a business trip")
+    assert payload["found"] is True
+    first = str(payload["answer"]).split("\n\n")[0]
+    assert "within one hour" in first and first.startswith("Security policy:")
+
+
+async def test_in_a_collection_that_does_not_cover_the_question_names_the_one_that_does(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    payload = await _ask(sample_config, embedded, "in:security how many weeks of parental leave?")
+    assert payload["found"] is False
+    answer = str(payload["answer"])
+    assert answer.startswith("I searched Security policy but found nothing that answers this.")
+    assert "People policies may cover it: ask again with in:people." in answer
+    assert "revoked" not in answer
+
+
+async def test_headings_are_never_glued_onto_quoted_sentences(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    payload = await _ask(sample_config, embedded, "in:security who approves production access?")
+    assert payload["found"] is True
+    answer = str(payload["answer"])
+    assert "Every production write session requires approval from a second person" in answer
+    assert "Production access approval:" not in answer
+    for citation in payload["citations"]:  # type: ignore[attr-defined]
+        assert not citation["quote"].startswith("Production access approval")
+
+
+async def test_a_question_in_another_language_than_the_documents_says_so(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    payload = await _ask(sample_config, embedded, "Wie lange dauert die Elternzeit?")
+    assert payload["found"] is False
+    assert "Your question looks like German" in str(payload["answer"])
+
+
+GERMAN = """# Urlaub
+
+Jede Mitarbeiterin und jeder Mitarbeiter erhält 30 Urlaubstage im Jahr.
+Nicht genommene Urlaubstage verfallen am 31. März des Folgejahres.
+
+# Reisen
+
+Dienstreisen müssen vor der Buchung genehmigt werden. Nicht genehmigte Reisen werden nicht erstattet.
+
+# Elternzeit
+
+Eltern erhalten zwanzig Wochen bezahlte Elternzeit, die in bis zu drei Abschnitten genommen werden kann.
+"""
+
+FRENCH = """# Congés
+
+Chaque salarié reçoit trente jours de congés payés par an.
+Les congés non pris expirent le 31 mars de l'année suivante.
+
+# Télétravail
+
+Les salariés peuvent travailler depuis un autre pays pendant trente jours par an.
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Wie viele Urlaubstage bekomme ich?", "30 Urlaubstage im Jahr"),
+        ("Wann verfällt ein nicht genommener Urlaubstag?", "verfallen am 31. März"),
+        ("Combien de jours de congé payé par an?", "trente jours de congés payés"),
+    ],
+)
+async def test_questions_in_german_and_french_find_documents_in_their_language(
+    embedded: SearchBackend, tmp_path: Path, text: str, expected: str
+) -> None:
+    (tmp_path / "de").mkdir()
+    (tmp_path / "de" / "urlaub.md").write_text(GERMAN, encoding="utf-8")
+    (tmp_path / "fr").mkdir()
+    (tmp_path / "fr" / "conges.md").write_text(FRENCH, encoding="utf-8")
+    (tmp_path / "collections.yaml").write_text(
+        "collections:\n"
+        "  - {name: personal, title: Personalhandbuch, sources: [de/*.md]}\n"
+        "  - {name: rh, title: Ressources humaines, sources: [fr/*.md]}\n",
+        encoding="utf-8",
+    )
+    config = load_collections(tmp_path / "collections.yaml")
+    payload = await _ask(config, embedded, text)
+    assert payload["found"] is True, payload["answer"]
+    assert expected in str(payload["answer"]).split("\n\n")[0]
+
+
+async def test_a_german_question_matches_other_forms_of_its_words(
+    embedded: SearchBackend, tmp_path: Path
+) -> None:
+    (tmp_path / "reisen.md").write_text(
+        "# Reisen\n\nDienstreisen werden vor der Buchung vom Vorgesetzten freigegeben.\n", encoding="utf-8"
+    )
+    (tmp_path / "collections.yaml").write_text(
+        "collections:\n  - {name: personal, title: Personalhandbuch, sources: [reisen.md]}\n",
+        encoding="utf-8",
+    )
+    config = load_collections(tmp_path / "collections.yaml")
+    [collection] = config.collections
+    await index_collection(embedded, collection, config)
+    # "Dienstreise" is in no document: only its German stem finds "Dienstreisen".
+    hits = await embedded.search(collection, "Wer genehmigt die Dienstreise?", limit=5)
+    assert [p.text for p in hits] == ["Dienstreisen werden vor der Buchung vom Vorgesetzten freigegeben."]
+    assert await embedded.search(collection, "Who approves the Dienstreise?", limit=5) == []

@@ -1,0 +1,60 @@
+from graph.question import comparison_sides, key_entities, key_terms
+from graph.relevance import assess_coverage, focus_of, term_coverage
+from retrieval.language import detect_language, foreign_stems
+from retrieval.passages import Passage
+
+
+def _p(pid: str, title: str, text: str) -> Passage:
+    return Passage(id=pid, collection="c", doc_id=pid, source=f"{pid}.md", title=title, text=text, score=1.0)
+
+
+def test_key_entities_are_names_not_question_words() -> None:
+    assert key_entities("Who is the CEO of Kestrel Systems?") == ("CEO of Kestrel Systems",)
+    assert key_entities('The director of "Big Stone Gap" lives in what New York city?') == (
+        "Big Stone Gap",
+        "New York",
+    )
+    assert key_entities("Considered the strongest cyclone, which one had a film?") == ()
+    assert key_entities("Wie lange dauert die Elternzeit?", language="de") == ()
+
+
+def test_key_terms_leave_out_the_shape_of_the_ask() -> None:
+    assert key_terms("How many weeks of parental leave?") == ["weeks", "parental", "leave"]
+    assert key_terms("Which is older, the product docs or the security policy?") == ["product", "security"]
+
+
+def test_a_comparison_with_compared_to_has_two_sides() -> None:
+    assert comparison_sides("What is the Beacon API rate limit compared to the webhook retry policy?") == (
+        "Beacon API rate limit",
+        "webhook retry policy",
+    )
+
+
+def test_languages_are_told_apart_by_their_function_words() -> None:
+    assert detect_language("How long is parental leave?") == "en"
+    assert detect_language("Wie lange dauert die Elternzeit?") == "de"
+    assert detect_language("Combien de jours de congé ai-je?") == "fr"
+    assert detect_language("Cuántos días de vacaciones tengo?") == "es"
+    assert detect_language("SEV1") == "en"
+    assert foreign_stems("Who approves production access?") == []
+    assert "dienstreis" in foreign_stems("Wer genehmigt die Dienstreise?")
+
+
+def test_stemming_in_the_questions_language_matches_other_word_forms() -> None:
+    passages = [_p("a", "Access", "Every production session requires approval from a second person.")]
+    focus = focus_of("Who approves production access?", passages)
+    # "approves" and "approval" share the Snowball stem; the title carries "access" at half weight.
+    assert term_coverage(focus, passages[0].text, passages[0].title) > 0.6
+
+
+def test_evidence_that_misses_the_questions_entity_or_ask_is_not_found() -> None:
+    office = _p("o", "Remote work", "Each employee receives a home office budget of 1,000 euros.")
+    leave = _p("l", "Parental leave", "Every parent receives 20 weeks of fully paid parental leave.")
+    for question, passage, found in [
+        ("What is the dress code in the Berlin office?", office, False),
+        ("How many weeks of parental leave do parents get?", office, False),
+        ("How many weeks of parental leave do parents get?", leave, True),
+    ]:
+        focus = focus_of(question, [office, leave] if found else [office])
+        coverage = assess_coverage(focus, [(passage.text, passage)], [passage])
+        assert coverage.found is found, question
