@@ -75,9 +75,12 @@ class RateBudget:
     def _forget_full(self, now: float) -> None:
         """Drop places whose buckets have refilled: they behave exactly like unseen ones."""
         for key in list(self._tokens):
-            if all(t >= w.count for w, t in zip(self._windows, self._refill(key, now), strict=True)):
+            tokens = self._refill(key, now)  # moves the key's stamp: keep what it regained
+            if all(t >= w.count for w, t in zip(self._windows, tokens, strict=True)):
                 del self._tokens[key]
                 del self._stamp[key]
+            else:
+                self._tokens[key] = tokens
 
 
 # Microsoft Teams: per bot and conversation, 7 messages a second, 8 per 2 s, 60 per 30 s, 1,800 an hour.

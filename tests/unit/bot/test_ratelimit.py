@@ -1,5 +1,7 @@
 import time
 
+import pytest
+
 from bot.ratelimit import RateBudget, Window
 
 
@@ -30,3 +32,26 @@ async def test_a_pause_holds_back_the_next_call() -> None:
     started = time.monotonic()
     await budget.acquire("a")
     assert time.monotonic() - started >= 0.19
+
+
+async def test_forgetting_full_places_keeps_the_credit_others_have_earned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pruning (above ``max_keys``) must not throw away what a half-refilled place has regained."""
+    clock = [0.0]
+    waits: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock[0] += seconds
+
+    monkeypatch.setattr("bot.ratelimit.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("bot.ratelimit.asyncio.sleep", fake_sleep)
+    budget = RateBudget((Window(2, 10.0),), max_keys=1)
+    await budget.acquire("a")
+    await budget.acquire("a")  # "a" is empty; it regains one call every 5 s
+    await budget.acquire("b")
+    clock[0] = 5.0
+    await budget.acquire("c")  # more places than max_keys: full ones are forgotten
+    await budget.acquire("a")  # 5 s have passed: "a" has one call again
+    assert waits == []
