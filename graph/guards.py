@@ -217,6 +217,22 @@ def _passage_sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((s, frozenset(stems(s))) for s in (split_sentences(text) or [text]))
 
 
+def _folded(text: str) -> str:
+    return " ".join(text.split()).rstrip(".!?;: ")
+
+
+@lru_cache(maxsize=4096)
+def _whole_sentences(text: str) -> frozenset[str]:
+    return frozenset(_folded(s) for s in (split_sentences(text) or [text]))
+
+
+def is_quoted(sentence: str, passage_texts: Iterable[str]) -> bool:
+    """``sentence`` is, whitespace and end punctuation aside, a whole sentence of one of the
+    passages (what an extractive answer says): there is no change for a guard to find."""
+    wanted = _folded(sentence)
+    return bool(wanted) and any(wanted in _whole_sentences(text) for text in passage_texts)
+
+
 @dataclass(frozen=True)
 class Anchors:
     """``primary``: the best-overlapping passage sentences (all of them on a tie); ``all``: those
@@ -360,8 +376,11 @@ def _comparative(words: Sequence[str], i: int) -> bool:
 
 
 def check(sentence: str, passage_texts: Iterable[str], threshold: float = SUPPORT_THRESHOLD) -> Reason | None:
-    """The first guard the sentence fails against its cited passages, or ``None``."""
+    """The first guard the sentence fails against its cited passages, or ``None`` (at once for a
+    whole sentence of a cited passage: the guards look for changes, and a quote has none)."""
     texts = list(passage_texts)
+    if is_quoted(sentence, texts):
+        return None
     if support(sentence, texts) < threshold:
         return "unsupported"
     anchor = anchors(sentence, texts)

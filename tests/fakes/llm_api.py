@@ -6,7 +6,9 @@ Tests script anything else per stage (plan, draft, reflect, synthesis, judge): a
 429 with Retry-After, 5xx, 4xx, malformed JSON. A *lying* fake (``lie=<kind>``) copies passage
 sentences the same way but changes one thing in every sentence it writes, in drafting and synthesis
 alike (``bot.faithfulness.mutate``: negation, number, name, quantifier, comparative, swapped roles),
-records each changed sentence in ``lies``, and as the judge says yes to every sentence.
+records each changed sentence in ``lies``, and as the judge says yes to every sentence
+(``lying_judge=True`` makes only the judge lie). ``translate`` makes it answer in another language:
+each synthesized sentence goes through it, its [n] markers kept.
 """
 
 import asyncio
@@ -21,6 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.faithfulness import Kind, corpus_names, mutate
+from graph.judge import looks_english
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 
@@ -88,17 +91,23 @@ def faithful_answer(user: str) -> str:
 
 def _judged(user: str, *, honest: bool) -> str:
     """Verdicts quoting, for each sentence, the cited passage sentence sharing most of its words
-    and numbers. Honest: supported only if that sentence shares most of them; a liar says yes."""
+    and numbers. Honest: supported only if that sentence shares most of them (for a sentence in
+    another language, all of its numbers, as a stand-in for reading the translation); a liar says
+    yes to every sentence, quoting the closest passage sentence."""
     passages = dict(re.findall(r'<passage n="(\d+)"[^>]*>\n(.*?)\n</passage>', user, re.DOTALL))
     verdicts = []
     for i, cites, text in re.findall(r'<sentence i="(\d+)" cites="([\d,]*)">(.*?)</sentence>', user):
-        own = stems(text) | set(re.findall(r"\d+", text))
+        digits = set(re.findall(r"\d+", text))
+        own = stems(text) | digits
         best: tuple[float, int, str] = (0.0, 0, "")
         for n in (int(c) for c in cites.split(",") if c):
             for sentence in split_sentences(passages.get(str(n), "")):
-                share = len(own & (stems(sentence) | set(re.findall(r"\d+", sentence)))) / max(len(own), 1)
+                numbers = set(re.findall(r"\d+", sentence))
+                share = len(own & (stems(sentence) | numbers)) / max(len(own), 1)
+                if digits and digits <= numbers and not looks_english(text):
+                    share = max(share, 0.9)
                 best = max(best, (share, n, sentence))
-        supported = best[0] > 0 and (not honest or best[0] >= 0.3)
+        supported = not honest or best[0] >= 0.3
         verdicts.append({"i": int(i), "supported": supported, "passage": best[1], "quote": best[2]})
     return json.dumps({"verdicts": verdicts})
 
@@ -138,6 +147,8 @@ class FakeLLM:
     latency: float = 0.0  # added to every request
     lie: Kind | None = None  # change one thing of this kind in every sentence written
     lies: list[str] = field(default_factory=list)
+    lying_judge: bool = False  # the judge says yes to every sentence (also whenever ``lie`` is set)
+    translate: Callable[[str], str] | None = None  # writes each answer sentence in another language
     url: str = ""
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -197,6 +208,17 @@ class FakeLLM:
             data["answer"] = " ".join(sentences)
         return json.dumps(data)
 
+    def _translated(self, content: str) -> str:
+        """The faithful answer with each sentence's words translated and its [n] markers kept."""
+        assert self.translate is not None
+        parts = []
+        for part in re.split(r"(?<=\.)\s+", json.loads(content)["answer"]):
+            match = re.fullmatch(r"(.*?)\s*((?:\[\d+\])+)\.?", part.strip())
+            if match:
+                body = self.translate(match.group(1).rstrip(".") + ".").rstrip(".!?")
+                parts.append(f"{body} {match.group(2)}.")
+        return json.dumps({"answer": " ".join(parts)})
+
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.requests.append(body)
@@ -217,7 +239,9 @@ class FakeLLM:
         content = reply.content if reply.content is not None else _DEFAULTS[stage](user)
         if reply.content is None and self.lie is not None and stage in ("draft", "synthesis"):
             content = self._lying(stage, user, content)
-        if reply.content is None and self.lie is not None and stage == "judge":
+        if reply.content is None and stage == "synthesis" and self.translate is not None:
+            content = self._translated(content)
+        if reply.content is None and (self.lie is not None or self.lying_judge) and stage == "judge":
             content = _judged(user, honest=False)  # a lying judge says yes to everything
         return web.json_response(
             {

@@ -6,7 +6,7 @@ import pytest
 
 from bot.faithfulness import KINDS, build_suite, grade, mutate
 from graph.citations import is_supported
-from graph.guards import Value, check, values
+from graph.guards import Value, check, is_quoted, values
 
 PASSAGE = (
     "Jane Smith was an American reporter who covered the war for 18 months. She wrote three books. "
@@ -106,3 +106,13 @@ def test_no_changed_sentence_of_the_guarded_kinds_passes_on_the_samples() -> Non
             assert report[kind]["total"] >= 10, kind
             assert report[kind]["slipped"] == 0, (kind, report[kind])
     assert report["true"]["rate"] >= 0.95
+
+
+def test_a_whole_sentence_of_a_cited_passage_is_a_quote_and_a_part_or_a_change_is_not() -> None:
+    assert is_quoted("Her brother  Tom Smith was a British painter", [PASSAGE])
+    assert is_quoted("It did not admit children!", ["Unrelated text.", PASSAGE])
+    assert not is_quoted("It did not admit children.", ["Unrelated text."])
+    assert not is_quoted("Tom Smith was a British painter.", [PASSAGE])  # a part: guards decide
+    assert not is_quoted("It did admit children.", [PASSAGE])
+    assert check("It did admit children.", [PASSAGE]) == "negation"  # a change still meets the guards
+    assert not is_quoted("", [PASSAGE])

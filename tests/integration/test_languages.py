@@ -1,0 +1,138 @@
+"""Questions in another language than the corpus: the model answers in the question's language,
+and the answer keeps its citations only where the language-free checks (the judge's verbatim
+quote, numbers, names) confirm each sentence. A translation that changes a number or a name is
+dropped even when the judge says yes; without a judge nothing in another language is passed."""
+
+import json
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from bot.metrics import build_metrics
+from bot.service import ResearchService
+from graph.context import ResearchLimits
+from graph.models import Answer
+from graph.openai_model import build_chat_model
+from retrieval.backends import SearchBackend
+from retrieval.collections import CollectionsConfig
+from tests.fakes.llm_api import FakeLLM, Reply
+
+PLAN = {
+    "kind": "factual",
+    "collections": [
+        {
+            "name": "people",
+            "query": "parental leave weeks",  # a model plans the search in the corpus' language
+            "subquestion": "How many weeks of paid parental leave does a parent get?",
+        }
+    ],
+}
+QUESTIONS = {
+    "es": "¿Cuántas semanas de permiso parental pagado recibe cada progenitor?",
+    "de": "Wie viele Wochen bezahlte Elternzeit bekommt jeder Elternteil?",
+}
+TRANSLATIONS = {  # what an honest model writes for the claims it drafts (keyed by their words)
+    "es": {
+        "20 weeks": "Todo progenitor en Kestrel Systems, sea cual sea su género y como sea que llegue "
+        "a serlo, recibe 20 semanas de permiso parental totalmente pagado.",
+        "additional 4": "Las personas que dan a luz reciben, si lo desean, 4 semanas adicionales "
+        "de permiso pagado antes de la fecha prevista del parto.",
+    },
+    "de": {
+        "20 weeks": "Jeder Elternteil bei Kestrel Systems erhält, unabhängig vom Geschlecht und davon, "
+        "wie er Elternteil wird, 20 Wochen voll bezahlte Elternzeit.",
+        "additional 4": "Gebärende Eltern erhalten auf Wunsch zusätzlich 4 Wochen bezahlten "
+        "Urlaub vor dem errechneten Geburtstermin.",
+    },
+}
+CHANGES: dict[str, Callable[[str], str]] = {
+    "number": lambda s: s.replace("20", "24").replace(" 4 ", " 6 "),
+    "name": lambda s: (
+        s.replace("Kestrel Systems", "Osprey Labs")
+        .replace("Las personas", "Las personas de Osprey Labs")
+        .replace("Gebärende Eltern", "Gebärende Eltern bei Osprey Labs")
+    ),
+}
+
+
+def _translator(language: str, change: Callable[[str], str] = lambda s: s) -> Callable[[str], str]:
+    def translate(sentence: str) -> str:
+        for key, translated in TRANSLATIONS[language].items():
+            if key in sentence:
+                return change(translated)
+        raise AssertionError(f"the fake drafted a claim this test does not translate: {sentence}")
+
+    return translate
+
+
+@pytest.fixture
+async def indexed(sample_dir: object) -> AsyncIterator[SearchBackend]:
+    from tests.integration.conftest import index_samples
+
+    backend = await index_samples(sample_dir)  # type: ignore[arg-type]
+    yield backend
+    await backend.close()
+
+
+async def _ask(config: CollectionsConfig, backend: SearchBackend, fake: FakeLLM, language: str) -> Answer:
+    fake.script("plan", Reply(content=json.dumps(PLAN)))
+    await fake.start()
+    model = build_chat_model(base_url=fake.url, api_key="sk-test", model="fake-model")
+    model._backoff = 0.05  # keep retries quick in tests
+    service = ResearchService(
+        config=config,
+        backend=backend,
+        metrics=build_metrics(),
+        limits=ResearchLimits(),
+        llm=model,
+        question_timeout=30,
+    )
+    try:
+        return await service.answer(service.make_question(QUESTIONS[language]), surface="cli")
+    finally:
+        await model.close()
+        await fake.stop()
+
+
+def _texts(answer: Answer) -> list[str]:
+    return [s.text for section in answer.sections for s in section.sentences]
+
+
+@pytest.mark.parametrize("language", ["es", "de"])
+async def test_a_question_in_another_language_gets_a_cited_model_written_answer_in_it(
+    sample_config: CollectionsConfig, indexed: SearchBackend, language: str
+) -> None:
+    fake = FakeLLM(translate=_translator(language))
+    answer = await _ask(sample_config, indexed, fake, language)
+    assert answer.mode == "llm"
+    assert _texts(answer) == list(TRANSLATIONS[language].values())
+    assert all(s.citations for section in answer.sections for s in section.sentences)
+    assert answer.citations
+    assert all(c.passage.title.startswith("Parental leave policy") for c in answer.citations)
+    assert "judge" in fake.stages()
+
+
+@pytest.mark.parametrize("language", ["es", "de"])
+@pytest.mark.parametrize("kind", sorted(CHANGES))
+async def test_a_translation_that_changes_a_number_or_a_name_is_dropped_even_if_the_judge_lies(
+    sample_config: CollectionsConfig, indexed: SearchBackend, language: str, kind: str
+) -> None:
+    change = CHANGES[kind]
+    fake = FakeLLM(translate=_translator(language, change), lying_judge=True)
+    answer = await _ask(sample_config, indexed, fake, language)
+    changed = [change(t) for t in TRANSLATIONS[language].values()]
+    assert set(changed).isdisjoint(TRANSLATIONS[language].values()), "every translation is changed"
+    assert "judge" in fake.stages()
+    assert not set(changed) & set(_texts(answer))
+    assert answer.found and answer.citations  # the verified passages remain, quoted
+
+
+async def test_when_the_judge_fails_another_language_is_not_passed_unverified(
+    sample_config: CollectionsConfig, indexed: SearchBackend
+) -> None:
+    fake = FakeLLM(translate=_translator("es"))
+    fake.script("judge", Reply(status=500), times=10)
+    answer = await _ask(sample_config, indexed, fake, "es")
+    assert not set(TRANSLATIONS["es"].values()) & set(_texts(answer))
+    assert answer.mode == "extractive"  # the guards cannot read Spanish: verbatim quotes instead
+    assert answer.found and answer.citations
