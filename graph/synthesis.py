@@ -6,7 +6,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from graph.citations import best_quote, check, is_supported, split_cited
 from graph.context import ResearchLimits
@@ -169,6 +169,9 @@ class Selection:
     claims: list[tuple[Claim, str]]
     coverage: Coverage
     closest: list[tuple[Claim, str]]
+    candidates: list[tuple[Claim, str]] = field(default_factory=list)
+    """The best claims whether or not they cover the question (word coverage cannot judge a
+    question in another language than its passages)."""
 
 
 def passage_claims(finding: Finding, best: Sequence[Passage], drafted: set[str]) -> list[Claim]:
@@ -212,6 +215,9 @@ def _ranked_claims(
     by_id = {p.id: p for p in pool}
     focus = focus_of(question_of(plan), pool, extra=[t.collection for t in plan.tasks])
     top = max((p.score for p in pool), default=0.0) or 1.0
+    # A question in another language than its passages shares no words with them: rank by the
+    # drafting's own coverage (the model's queries were in the passages' language) and filter nothing.
+    blind = focus.empty or _other_language(question_of(plan), findings)
     scored: list[tuple[float, Claim, str, Passage]] = []
     for finding in findings:
         if finding.status != "ok":
@@ -228,7 +234,7 @@ def _ranked_claims(
             # The passage a follow-up round found about the entity it followed: the second hop of
             # a bridge question, which rarely shares the question's words (see ``_add_followed``).
             hop = finding.round > 1 and bool(finding.entity) and is_about(passage, finding.entity)
-            if focus.empty:
+            if blind:
                 relevance = claim.coverage
             else:
                 if not hop and not bears_on(focus, claim.text, passage.title):
@@ -243,7 +249,7 @@ def _ranked_claims(
             if (
                 not hop
                 and claim.coverage == 0.0
-                and not focus.empty
+                and not blind
                 and not _earns_place(focus, claim.text, passage)
             ):
                 continue
@@ -300,9 +306,15 @@ def choose_claims(
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merge_passages(findings))
     if coverage.found:
-        return Selection(claims=kept, coverage=coverage, closest=[])
+        return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
-    return Selection(claims=[], coverage=coverage, closest=closest)
+    return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
+
+
+def _best(
+    ranked: Sequence[tuple[float, Claim, str, Passage]], limits: ResearchLimits
+) -> list[tuple[Claim, str]]:
+    return [(claim, collection) for _, claim, collection, _ in ranked[: limits.answer_sentences]]
 
 
 def _add_followed(
@@ -418,6 +430,12 @@ def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: Resea
     )
 
 
+def _other_language(question: str, findings: Sequence[Finding]) -> bool:
+    """Whether the question is in another language than the passages found for it."""
+    sample = " ".join(p.text for f in findings for p in f.passages[:2])[:4000]
+    return bool(sample) and detect_language(question) != detect_language(sample)
+
+
 async def synthesize_with_llm(
     llm: ChatModel,
     question: str,
@@ -431,7 +449,12 @@ async def synthesize_with_llm(
     checked again against the passages its ``[n]`` point to: by the guards, and by one batched
     judge call whose quotes are checked verbatim (``graph.judge``). A sentence either cannot
     confirm is dropped. Returns ``None`` (use the extractive answer) when nothing survives."""
-    selected = select_claims(plan, findings, limits)
+    selection = choose_claims(plan, findings, limits)
+    selected = selection.claims
+    if _other_language(question, findings):
+        # Word overlap cannot rank or gate passages in another language than the question: the
+        # model writes from the best claims and the judge's verbatim quotes decide what stays.
+        selected = selection.candidates
     if not selected:
         return None, 0
     retrieved = {p.id: p for f in findings for p in f.passages}

@@ -124,7 +124,9 @@ async def test_a_translation_that_changes_a_number_or_a_name_is_dropped_even_if_
     assert set(changed).isdisjoint(TRANSLATIONS[language].values()), "every translation is changed"
     assert "judge" in fake.stages()
     assert not set(changed) & set(_texts(answer))
-    assert answer.found and answer.citations  # the verified passages remain, quoted
+    # Nothing the model wrote survived: Confer falls back to its extractive answer, which for a
+    # question in another language than the documents may plainly say it found nothing.
+    assert answer.mode == "extractive"
 
 
 async def test_when_the_judge_fails_another_language_is_not_passed_unverified(
@@ -134,5 +136,4 @@ async def test_when_the_judge_fails_another_language_is_not_passed_unverified(
     fake.script("judge", Reply(status=500), times=10)
     answer = await _ask(sample_config, indexed, fake, "es")
     assert not set(TRANSLATIONS["es"].values()) & set(_texts(answer))
-    assert answer.mode == "extractive"  # the guards cannot read Spanish: verbatim quotes instead
-    assert answer.found and answer.citations
+    assert answer.mode == "extractive"  # the guards cannot read Spanish: nothing model-written passes
