@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.app import build_backend, build_limits, build_llm
+from bot.app import build_backend, build_service
 from bot.errors import DatasetError
 from bot.faithfulness import KINDS, build_suite, grade
 from bot.metrics import build_metrics
 from bot.render import plain_answer
-from bot.service import ResearchService
 from bot.settings import ConferSettings
 from graph.citations import is_supported
 from graph.models import Answer, ResearchRound
@@ -309,14 +308,7 @@ async def _run_without_evidence(
     where Confer (rightly) said it found nothing that answers."""
     hiding = EvidenceHidingBackend(backend)
     metrics = build_metrics()
-    service = ResearchService(
-        config=config,
-        backend=hiding,
-        metrics=metrics,
-        limits=build_limits(settings),
-        question_timeout=settings.question_timeout,
-        llm=build_llm(settings, metrics),
-    )
+    service = build_service(settings, config=config, backend=hiding, metrics=metrics)
     said_not_found = []
     try:
         for item in questions:
@@ -390,14 +382,7 @@ async def _run(
     progress: Callable[[int, int], None] | None,
 ) -> list[QuestionResult]:
     metrics = build_metrics()
-    service = ResearchService(
-        config=config,
-        backend=backend,
-        metrics=metrics,
-        limits=build_limits(settings),
-        question_timeout=settings.question_timeout,
-        llm=build_llm(settings, metrics),
-    )
+    service = build_service(settings, config=config, backend=backend, metrics=metrics)
     results = []
     try:
         for number, item in enumerate(questions, 1):
@@ -740,14 +725,7 @@ async def evaluate_conversations(
         )
         config = config.model_copy(update={"collections": collections, "channels": {}})
         metrics = build_metrics()
-        service = ResearchService(
-            config=config,
-            backend=backend,
-            metrics=metrics,
-            limits=build_limits(run_settings),
-            question_timeout=run_settings.question_timeout,
-            llm=build_llm(run_settings, metrics),
-        )
+        service = build_service(run_settings, config=config, backend=backend, metrics=metrics)
         conversations = Conversations(memory=build_local_memory(), metrics=metrics)
         try:
             for collection in collections:
