@@ -10,13 +10,14 @@ carries enough of the key terms; otherwise Confer says plainly that it found not
 """
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from graph.question import key_entities, key_terms
+from graph.question import AnswerType, expected_answer, key_entities, key_terms
 from retrieval.language import DEFAULT_LANGUAGE, FUNCTION_WORDS, detect_language, stem_in, stems_in
 from retrieval.passages import Passage
-from retrieval.text import words
+from retrieval.text import STOPWORDS, words
 
 # The best sentence must carry at least this share of the question's key-term weight (its own
 # words, plus its passage title at half weight) for the evidence to count as answering.
@@ -37,6 +38,8 @@ class QuestionFocus:
     weights: dict[str, float]  # key-term stem -> weight
     entities: tuple[tuple[str, ...], ...]  # each entity's content words (lower case)
     language: str = DEFAULT_LANGUAGE  # the question's; its stemmer is used on both sides
+    asks: AnswerType = "any"  # what the question asks for (English questions only)
+    question_words: frozenset[str] = frozenset()  # the question's own words (lower case)
 
     def stems(self, text: str) -> set[str]:
         return stems_in(text, self.language)
@@ -65,7 +68,40 @@ def focus_of(question: str, passages: Sequence[Passage], *, extra: Iterable[str]
         content = tuple(w for w in words(entity) if stem_in(w, language) not in skip)
         if content:
             entities.append(content)
-    return QuestionFocus(weights=weights, entities=tuple(dict.fromkeys(entities)), language=language)
+    return QuestionFocus(
+        weights=weights,
+        entities=tuple(dict.fromkeys(entities)),
+        language=language,
+        asks=expected_answer(question) if language == DEFAULT_LANGUAGE else "any",
+        question_words=frozenset(words(question)),
+    )
+
+
+_YEAR_RE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b")
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+_NUMBER_WORDS = frozenset(
+    """two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
+    hundred thousand million billion dozen""".split()
+)
+_CAPITALIZED_RE = re.compile(r"(?<=[\s(\"“,;])([A-Z][\w'’.-]*)")
+
+
+def offers_answer(focus: QuestionFocus, sentence: str) -> bool:
+    """Whether the sentence holds something of the kind the question asks for (a date, a number,
+    a name) that the question does not already say: what an answering sentence adds."""
+    if focus.asks == "any":
+        return False
+    asked = focus.question_words
+    if focus.asks == "date":
+        years = [y for y in _YEAR_RE.findall(sentence) if y not in asked]
+        return bool(years) or any(w in _MONTHS and w not in asked for w in words(sentence))
+    if focus.asks == "number":
+        return any((_has_digit(w) or w in _NUMBER_WORDS) and w not in asked for w in words(sentence))
+    return any(
+        w.lower() not in asked and w.lower() not in STOPWORDS for w in _CAPITALIZED_RE.findall(sentence)
+    )
 
 
 def term_coverage(focus: QuestionFocus, sentence: str, title: str) -> float:
