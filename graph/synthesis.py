@@ -318,7 +318,7 @@ def choose_claims(
     linked = merge_passages(findings)[:PASSAGES_READ] if plan.kind != "comparative" else ()
     _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
-    coverage = assess_coverage(focus, best, merge_passages(findings))
+    coverage = assess_coverage(focus, best, merge_passages(findings), comparison=plan.kind == "comparative")
     if coverage.found:
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
