@@ -6,7 +6,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from graph.citations import best_quote, check, is_supported, split_cited
@@ -485,9 +485,16 @@ def build_answer(
     return answer, dropped
 
 
-def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Answer:
+def synthesize_extractive(
+    plan: Plan,
+    findings: Sequence[Finding],
+    limits: ResearchLimits,
+    *,
+    languages: Collection[str] = (DEFAULT_LANGUAGE,),
+) -> Answer:
     """The answer, best sentence first; or, when the evidence does not cover the question, no
-    answer sentences and at most one clearly labelled closest sentence."""
+    answer sentences and at most one clearly labelled closest sentence (and the question's
+    language when it is none of ``languages``, the searched collections' documents')."""
     selection = choose_claims(plan, findings, limits, from_passages=True)
     if selection.coverage.found:
         answer, _ = build_answer(plan, findings, selection.claims)
@@ -507,7 +514,7 @@ def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: Resea
         update={
             "sections": (),
             "closest": closest,
-            "other_language": language if language != DEFAULT_LANGUAGE else "",
+            "other_language": language if language not in languages else "",
         }
     )
 
