@@ -375,14 +375,20 @@ def _add_followed(
     followed = dict.fromkeys(f.entity for f in findings if f.round > 1 and f.entity and f.status == "ok")
     targets: list[tuple[str, Passage | None]] = [(entity, None) for entity in followed]
     targets += [(subject, p) for p in linked if len(subject := _subject(p)) > 2]
-    original = [c.text for c, _ in kept]
+    original = {c.text for c, _ in kept}
     added = 0
     for entity, about in targets:
         if about is not None and added >= MAX_HOPS:
             break
         pattern = re.compile(rf"(?<!\w){re.escape(entity.lower())}(?!\w)")
         named = next(
-            (i for i, (c, _) in enumerate(kept) if c.text in original and pattern.search(c.text.lower())),
+            (
+                i
+                for i, ((c, _), p) in enumerate(zip(kept, kept_passages, strict=True))
+                if c.text in original
+                and (about is None or p.id != about.id)  # a passage naming its own subject is no hop
+                and pattern.search(c.text.lower())
+            ),
             None,
         )
         if named is None:
@@ -395,7 +401,8 @@ def _add_followed(
             if (is_about(passage, entity) if about is None else passage.id == about.id)
             and all(jaccard(stems(claim.text), other) < DUPLICATE for other in kept_stems)
         ]
-        covered = set().union(*(focus.stems(c.text) for c, _ in kept)) & focus.weights.keys()
+        # What the hop adds to the sentence that leads to it: the rest of the ask.
+        covered = focus.stems(kept[named][0].text) & focus.weights.keys()
         hop = _completing(focus, fresh, covered)
         if hop is None and about is None and fresh:
             hop = fresh[0]
