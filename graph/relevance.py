@@ -25,9 +25,11 @@ MIN_TERM_COVERAGE = 0.35
 # A key term whose weight is at least this share of the total is central to the ask: when no
 # retrieved passage has it at all, the documents do not answer the question.
 CENTRAL_TERM_SHARE = 0.2
+# A comparison is answered by two sentences (one a side): together they must carry this share.
+MIN_JOINT_COVERAGE = 0.4
 # Not covered when the key terms that no retrieved passage has make up this share of the weight.
 MAX_MISSING_SHARE = 0.5
-# How much of the ask the best sentences carry together (reported; a comparison's two sides).
+# How much of the ask the best sentences carry together (a comparison's two sides).
 JOINT_SENTENCES = 2
 # The question's entities must be what retrieved passages are *about* (their title or the opening
 # of their text names it), not only mentioned in passing: a paragraph naming "Big Stone Gap" is no
@@ -248,7 +250,8 @@ def assess_coverage(
         if comparison
         else subjects + passage_coverage >= MIN_SUBJECT_AND_PASSAGE
     )
-    found = not unnamed and missing_share < MAX_MISSING_SHARE and best_coverage >= MIN_TERM_COVERAGE and about
+    carried = joint_coverage >= MIN_JOINT_COVERAGE if comparison else best_coverage >= MIN_TERM_COVERAGE
+    found = not unnamed and missing_share < MAX_MISSING_SHARE and carried and about
     return Coverage(
         found=found,
         missing_entities=missing_entities,
