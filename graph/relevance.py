@@ -40,6 +40,8 @@ MIN_SUBJECT_SHARE = 0.5
 # this (either may compensate the other: a question whose entity is named only inside the
 # answering passage, as a stage name or a formula, still counts when that passage covers the ask).
 MIN_SUBJECT_AND_PASSAGE = 0.75
+# A passage is about an entity its text names within this many words more than the entity has.
+OPENING_SLACK = 3
 # How many of the best retrieved passages are read for their coverage of the ask.
 PASSAGES_COVERING = 10
 
@@ -173,13 +175,13 @@ class Coverage:
     passage_coverage: float = 0.0  # the best retrieved passage's share of the key-term weight
 
 
-def _opening_words(passage: Passage, count: int) -> set[str]:
+def _opening_words(passage: Passage, count: int) -> list[str]:
     """The first ``count`` words of the passage's text after any heading line (its title)."""
     text = passage.text
     first_line, _, rest = text.partition("\n")
     if rest and first_line.strip() and first_line.strip() in passage.title:
         text = rest
-    return set(words(text[: 40 * count])[:count])
+    return words(text[: 40 * count])[:count]
 
 
 def subject_share(focus: QuestionFocus, retrieved: Sequence[Passage]) -> float:
@@ -189,11 +191,14 @@ def subject_share(focus: QuestionFocus, retrieved: Sequence[Passage]) -> float:
     if not focus.entities:
         return 1.0
     titles = [set(words(p.title)) for p in retrieved]
+    longest = max(len(e) for e in focus.entities) + OPENING_SLACK
+    openings = [_opening_words(p, longest) for p in retrieved]  # read once, sliced per entity
     weights = []
     for entity in focus.entities:
         weight = sum(focus.weights.get(stem_in(w, focus.language), 0.0) for w in entity)
+        reach = len(entity) + OPENING_SLACK
         about = any(names_entity(entity, t) for t in titles) or any(
-            names_entity(entity, _opening_words(p, len(entity) + 3)) for p in retrieved
+            names_entity(entity, set(opening[:reach])) for opening in openings
         )
         weights.append((weight, about))
     total = sum(w for w, _ in weights)
