@@ -3,6 +3,7 @@
 import math
 import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 from graph.models import Claim
 from retrieval.passages import Passage
@@ -18,7 +19,7 @@ _ABOUT_THE_DOCUMENT = re.compile(
 META_PENALTY = 0.6
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
+def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
@@ -32,7 +33,7 @@ def term_weights(query: str, passages: Sequence[Passage]) -> dict[str, float]:
     return _weights(query, [stems(p.text + " " + p.title) for p in passages])
 
 
-def _weights(query: str, passage_stems: Sequence[set[str]]) -> dict[str, float]:
+def _weights(query: str, passage_stems: Sequence[AbstractSet[str]]) -> dict[str, float]:
     query_stems = {stem(t) for t in terms(query)}
     n = len(passage_stems) or 1
     return {s: math.log(1 + n / (1 + sum(1 for ps in passage_stems if s in ps))) + 0.1 for s in query_stems}
@@ -56,12 +57,12 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     top_score = max(p.score for p in passages) or 1.0
     # What does not change between picks is computed once per sentence: its query stems (hits),
     # its coverage, its prior (passage score and rank) and whether it is about the document itself.
-    candidates: list[tuple[str, set[str], set[str], float, float, bool, Passage]] = []
+    candidates: list[tuple[str, AbstractSet[str], AbstractSet[str], float, float, bool, Passage]] = []
     for rank, (passage, sentences, _, title) in enumerate(analysed):
         title_stems = title & weights.keys()
         prior = 0.5 * (passage.score / top_score) + 0.5 / (1 + rank)
         for sentence, own in _eligible(sentences):
-            hits = own & weights.keys()
+            hits: AbstractSet[str] = own & weights.keys()
             if not hits:
                 continue
             if is_heading(sentence, passage.title):
@@ -94,7 +95,9 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     return chosen
 
 
-def _eligible(sentences: Iterable[tuple[str, set[str]]]) -> Iterable[tuple[str, set[str]]]:
+def _eligible(
+    sentences: Iterable[tuple[str, AbstractSet[str]]],
+) -> Iterable[tuple[str, AbstractSet[str]]]:
     for sentence, own in sentences:
         count = len(sentence.split())
         if MIN_WORDS <= count <= MAX_WORDS:
