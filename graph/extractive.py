@@ -20,7 +20,10 @@ META_PENALTY = 0.6
 
 
 def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)  # the size of a | b, without building it
 
 
 def is_heading(sentence: str, title: str) -> bool:
@@ -57,7 +60,9 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     top_score = max(p.score for p in passages) or 1.0
     # What does not change between picks is computed once per sentence: its query stems (hits),
     # its coverage, its prior (passage score and rank) and whether it is about the document itself.
-    candidates: list[tuple[str, AbstractSet[str], AbstractSet[str], float, float, bool, Passage]] = []
+    # ``gain`` is the weight of a sentence's hits while none of them is covered yet (summed in the
+    # same order as the novelty below, so the values are the same to the last bit).
+    candidates: list[tuple[str, AbstractSet[str], AbstractSet[str], float, float, bool, Passage, float]] = []
     for rank, (passage, sentences, _, title) in enumerate(analysed):
         title_stems = title & weights.keys()
         prior = 0.5 * (passage.score / top_score) + 0.5 / (1 + rank)
@@ -71,14 +76,18 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
                 sum(weights[s] for s in hits) + 0.5 * sum(weights[s] for s in title_stems - hits)
             ) / total
             meta = _ABOUT_THE_DOCUMENT.match(sentence) is not None
-            candidates.append((sentence, own, hits, coverage, prior, meta, passage))
+            gain = sum(weights[s] * 1.0 for s in hits)
+            candidates.append((sentence, own, hits, coverage, prior, meta, passage, gain))
     chosen: list[Claim] = []
     covered: set[str] = set()
     first_value = 0.0
     while candidates and len(chosen) < limit:
         best_index, best_value, best_coverage = -1, 0.0, 0.0
-        for index, (_, _, hits, coverage, prior, meta, _) in enumerate(candidates):
-            novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
+        for index, (_, _, hits, coverage, prior, meta, _, gain) in enumerate(candidates):
+            if covered and not covered.isdisjoint(hits):
+                novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
+            else:
+                novelty = gain / total
             value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
             if meta:
                 value *= META_PENALTY
@@ -87,7 +96,7 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
         if best_index < 0 or best_value < 0.5 * first_value:
             break
         first_value = first_value or best_value
-        sentence, own, hits, _, _, _, passage = candidates.pop(best_index)
+        sentence, own, hits, _, _, _, passage, _ = candidates.pop(best_index)
         chosen.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=round(best_coverage, 4)))
         covered |= hits
         # Near-repeats of a chosen sentence are never chosen: they leave the candidates at once.
