@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.progress import StatusState
 from bot.ratelimit import RetryLaterError
+from bot.render import AnswerFooter
 from bot.slack.blocks import answer_message, status_text
 from bot.slack.gateway import RateLimitedError, SlackCallError, SlackGateway
 from graph.models import Answer
@@ -61,9 +62,9 @@ class SlackThread:
             budget.pause(self.team, limited.retry_after)
             raise RetryLaterError(method="chat.update", retry_after=limited.retry_after) from None
 
-    async def post_answer(self, answer: Answer) -> None:
+    async def post_answer(self, answer: Answer, footer: AnswerFooter | None = None) -> None:
         """Post with Block Kit; if Slack rejects the blocks, post the same answer as plain text."""
-        blocks, text = answer_message(answer, self.config)
+        blocks, text = answer_message(answer, self.config, footer)
         try:
             await post_message(self.gateway, self.channel, self.thread_ts, text, blocks=blocks)
         except SlackCallError as error:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from microsoft_agents.activity import Activity
 from pydantic import ValidationError
 
-from bot.teams.cards import FEEDBACK_KEY
+from bot.teams.cards import ASK_KEY, FEEDBACK_KEY
 from retrieval.errors import ConferError
 
 ConversationType = Literal["personal", "groupChat", "channel"]
@@ -110,6 +110,10 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
     if isinstance(activity.value, dict) and activity.value.get(FEEDBACK_KEY) in ("up", "down"):
         vote = activity.value[FEEDBACK_KEY]
         answer = str(activity.value.get("answer", ""))[:40]
+    suggested = activity.value.get(ASK_KEY) if isinstance(activity.value, dict) else None
+    if isinstance(suggested, str) and suggested.strip():
+        # A suggested follow-up's button: its question, asked by the clicker in this reply chain.
+        text, mentioned = suggested[:500], True
     channel_data = activity.channel_data if isinstance(activity.channel_data, dict) else {}
     tenant = conversation.tenant_id or (channel_data.get("tenant") or {}).get("id")
     return TeamsMessage(
