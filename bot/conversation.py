@@ -140,12 +140,13 @@ async def answer_footer(
     key: ThreadKey | None,
     feedback: FeedbackDesk | None,
 ) -> AnswerFooter:
-    """What goes under the answer: suggested follow-ups, and (for a found answer, where votes can
-    be kept) a new question id whose record is kept before the buttons carrying it are posted."""
+    """What goes under the answer: a new question id and suggested follow-ups; for a found answer,
+    where votes can be kept, its record is kept under that id before the buttons carrying it are
+    posted."""
     suggestions = await service.suggest(question, answer)
+    question_id = new_question_id()  # also names the footer's blocks, unique per message
     if feedback is None or key is None or not answer.found:
-        return AnswerFooter(suggestions=suggestions)
-    question_id = new_question_id()
+        return AnswerFooter(question_id=question_id, suggestions=suggestions)
     await feedback.keep_answer(
         AnswerRecord(
             question_id=question_id,

@@ -22,13 +22,14 @@ from graph.llm import ChatModel, LLMError
 from graph.models import Answer
 from graph.prompts import SUGGEST_PROMPT, quote_untrusted
 from graph.question import comparison_sides
-from graph.reflect import is_background, names_in, question_entities
+from graph.reflect import BACKGROUND_DOCUMENTS, BACKGROUND_SHARE, names_in, question_entities
 from retrieval.passages import Passage
 from retrieval.text import split_sentences, stems, terms
 
 MAX_SUGGESTIONS = 3
 MAX_QUESTION_CHARS = 150
 MAX_NAME_CHARS = 60
+MAX_NAMES_PER_PASSAGE = 40
 _FORBIDDEN = ("<", ">", "@", "://", "`", "*", "|", "\n", "[", "]")
 
 
@@ -88,6 +89,22 @@ def _coordinated(sentence: str, one: str, other: str) -> bool:
     if len(between.split()) > MAX_SIBLING_GAP or names_in(between):
         return False  # far apart, or another name stands between them
     return bool(_COORDINATION.search(between))
+
+
+class _Background:
+    """``graph.reflect.is_background`` over stems computed once per passage: a name most retrieved
+    passages mention, across several documents, is the setting, not a follow-up."""
+
+    def __init__(self, passages: Sequence[Passage]) -> None:
+        self._passages = [(p.doc_id, stems(f"{p.title} {p.text}")) for p in passages]
+
+    def holds(self, name_stems: set[str]) -> bool:
+        if len(self._passages) < 3:
+            return False
+        naming = [doc for doc, passage_stems in self._passages if name_stems <= passage_stems]
+        return (
+            len(naming) > BACKGROUND_SHARE * len(self._passages) and len(set(naming)) >= BACKGROUND_DOCUMENTS
+        )
 
 
 def _replace(pattern: re.Pattern[str], text: str, name: str) -> str:
@@ -154,14 +171,16 @@ def heuristic_suggestions(
                         found.append(Suggestion(question=_replace(pattern, question, name)))
     # Names the cited passages mention that the question does not: what the answer names first.
     said = stems(" ".join(s.text for section in answer.sections for s in section.sentences))
-    retrieved = list(answer.retrieved) or cited
+    background = _Background(list(answer.retrieved) or cited)
     candidates: list[tuple[float, int, str]] = []
+    considered: set[str] = set()
     for rank, passage in enumerate(cited):
-        for position, name in enumerate(_names(passage.text)):
+        for position, name in enumerate(_names(passage.text)[:MAX_NAMES_PER_PASSAGE]):
             name_stems = stems(name)
-            if not name_stems or name_stems <= asked or is_background(name, retrieved):
+            if not name_stems or name_stems <= asked or name in considered:
                 continue
-            if not _known_name(name, texts):
+            considered.add(name)
+            if background.holds(name_stems) or not _known_name(name, texts):
                 continue
             score = (2.0 if name_stems <= said else 1.0) / (1 + rank) / (1 + 0.1 * position)
             score *= 1.0 if len(name_stems) > 1 else 0.7
@@ -196,7 +215,7 @@ async def suggest_followups(
     *,
     llm: ChatModel | None,
     limit: int = MAX_SUGGESTIONS,
-    time_budget: float = 6.0,
+    time_budget: float = 4.0,
 ) -> Suggestions:
     """Up to ``limit`` follow-ups: the model's, validated, when a model is configured and the answer
     found something; the heuristic's otherwise, or when the model fails or proposes nothing usable."""

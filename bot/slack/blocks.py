@@ -129,9 +129,7 @@ def answer_actions(
             }
         )
     if buttons:
-        blocks.append(
-            {"type": "actions", "block_id": SUGGEST_BLOCK.format(id=ident or "0"), "elements": buttons}
-        )
+        blocks.append({"type": "actions", "block_id": SUGGEST_BLOCK.format(id=ident), "elements": buttons})
     return blocks
 
 
