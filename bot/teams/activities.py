@@ -39,6 +39,7 @@ class TeamsMessage:
     mentioned: bool
     vote: Vote | None = None  # a feedback button on an answer card
     answer_id: str = ""
+    suggested: bool = False  # a suggested follow-up's button: ``text`` is its question
 
     @property
     def place(self) -> str:
@@ -105,6 +106,7 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
     if not activity.service_url or sender is None or not sender.id or recipient is None or not recipient.id:
         raise ActivityError("a message needs serviceUrl, from.id and recipient.id")
     text, mentioned = _strip_mentions(activity, str(recipient.id))
+    from_suggestion = False
     vote: Vote | None = None
     answer = ""
     if isinstance(activity.value, dict) and activity.value.get(FEEDBACK_KEY) in ("up", "down"):
@@ -113,7 +115,7 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
     suggested = activity.value.get(ASK_KEY) if isinstance(activity.value, dict) else None
     if isinstance(suggested, str) and suggested.strip():
         # A suggested follow-up's button: its question, asked by the clicker in this reply chain.
-        text, mentioned = suggested[:500], True
+        text, mentioned, from_suggestion = suggested[:500], True, True
     channel_data = activity.channel_data if isinstance(activity.channel_data, dict) else {}
     tenant = conversation.tenant_id or (channel_data.get("tenant") or {}).get("id")
     return TeamsMessage(
@@ -128,4 +130,5 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
         mentioned=mentioned,
         vote=vote,
         answer_id=answer,
+        suggested=from_suggestion,
     )

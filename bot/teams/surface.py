@@ -7,6 +7,7 @@ acknowledged at once; the question is answered in the background in the same rep
 """
 
 import contextlib
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -150,6 +151,16 @@ class TeamsSurface:
                     self._run(parsed, claims, self._private(parsed, thanks)), name="confer-teams"
                 )
             return web.Response(status=202)
+        if parsed.suggested:  # each suggested question once per reply chain, whoever clicks it
+            digest = hashlib.sha256(parsed.text.encode()).hexdigest()[:16]
+            if not await self.dedupe.first_delivery(f"teams:suggest:{parsed.conversation_id}:{digest}"):
+                self.metrics.events_deduplicated.inc()
+                with contextlib.suppress(ShuttingDownError):
+                    self.scheduler.submit(
+                        self._run(parsed, claims, self._private(parsed, messages.SUGGESTION_ALREADY_ASKED)),
+                        name="confer-teams",
+                    )
+                return web.Response(status=202)
         job = self._job(parsed)
         try:
             self.scheduler.submit(self._run(parsed, claims, job), name="confer-teams")

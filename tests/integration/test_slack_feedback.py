@@ -205,3 +205,14 @@ async def test_a_suggestion_for_a_collection_the_channel_may_not_search_is_refus
     await harness.fake.wait_for(lambda: len(harness.fake.ephemerals()) == 1)
     assert "nope" in harness.fake.ephemerals()[0]["text"]
     assert harness.fake.answers() == []
+
+
+async def test_a_thumbs_down_whose_form_cannot_open_is_still_kept_and_thanked(harness: Harness) -> None:
+    answer = await _ask(harness, "How long is parental leave? in:people")
+    harness.fake.script("views.open", error="expired_trigger_id")
+    await harness.slack.act(_feedback_click(answer, "negative"), thread_ts=THREAD)
+    await harness.fake.wait_for(lambda: len(harness.fake.ephemerals()) == 1)
+    assert harness.fake.ephemerals()[0]["text"] == messages.FEEDBACK_REASON_THANKS
+    assert harness.server.feedback is not None
+    [vote] = await harness.server.feedback.votes()
+    assert (vote.vote, vote.reason) == ("down", None) and "20 weeks" in vote.answer

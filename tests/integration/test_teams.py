@@ -350,6 +350,12 @@ async def test_a_suggested_followup_on_a_card_is_asked_in_the_reply_chain(teams:
     second = teams.answers()[1]
     assert second.conversation_id == QUESTION_CONVERSATION
     assert "200 requests per second" in " ".join(second.texts)
+    again = teams.connector.message("", activity_id="click-2", mention=False, value=ask)
+    assert await teams.post(again) == 202  # another click on it: told privately, not asked again
+    await teams.connector.wait_for(lambda: any(c.body.get("text") for c in teams.connector.ok("send")))
+    told = [c.body["text"] for c in teams.connector.ok("send") if c.body.get("text")]
+    assert told == ["That follow-up was already asked in this thread: its answer is there."]
+    assert len(teams.answers()) == 2
 
 
 def _token(payload: dict[str, Any]) -> str:
