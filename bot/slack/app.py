@@ -16,7 +16,7 @@ from bot import messages
 from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
 from bot.conversation import answer_in_thread
 from bot.dedupe import EventDeduplicator
-from bot.feedback import REASONS, FeedbackDesk, Place, Reason, Vote
+from bot.feedback import REASONS, VOTES, FeedbackDesk, Place, Reason, Vote
 from bot.memory import ThreadKey
 from bot.metrics import ConferMetrics
 from bot.render import collection_title
@@ -341,7 +341,11 @@ def build_slack_app(
         except PayloadError:
             logger.warning("ignored a malformed feedback click")
             return
-        vote, question_id = _feedback_vote(click)
+        parsed = _feedback_vote(click)
+        if parsed is None:
+            logger.warning("ignored a feedback click with an unknown value")
+            return
+        vote, question_id = parsed
         place = Place("slack", click.team, click.channel)
         desk = responder.feedback or FeedbackDesk(store=None, metrics=metrics)
         stored = await desk.vote(question_id, vote, place=place)
@@ -433,13 +437,14 @@ def build_slack_app(
     return app
 
 
-def _feedback_vote(click: BlockAction) -> tuple[Vote, str]:
+def _feedback_vote(click: BlockAction) -> tuple[Vote, str] | None:
     """The vote and the question id: ``up:<id>``/``down:<id>`` from feedback_buttons; the
     action id (and no known question) from the plain buttons of answers posted before them."""
     if click.action_id in LEGACY_FEEDBACK_ACTIONS:
         return ("up" if click.action_id == LEGACY_FEEDBACK_ACTIONS[0] else "down"), ""
-    vote, _, question_id = click.value.partition(":")
-    return ("up" if vote == "up" else "down"), question_id[:40]
+    word, _, question_id = click.value.partition(":")
+    vote = next((v for v in VOTES if v == word), None)
+    return (vote, question_id[:40]) if vote is not None else None
 
 
 async def _answer_and_remember(

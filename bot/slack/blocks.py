@@ -155,13 +155,24 @@ def answer_message(
         note = neutralize(partial_note(failed))
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"⚠️ {note}"}]})
         fallback_parts.append(note)
+    actions = answer_actions(answer, footer, config)
+    blocks += source_blocks(answer, config, room=MAX_BLOCKS - len(blocks) - len(actions))
+    blocks = _fit(blocks, MAX_BLOCKS - len(actions)) + actions
+    fallback = "\n\n".join(fallback_parts)
+    if len(fallback) > MAX_FALLBACK_CHARS:
+        fallback = fallback[: MAX_FALLBACK_CHARS - 1] + "…"
+    return blocks, fallback
+
+
+def source_blocks(answer: Answer, config: CollectionsConfig, *, room: int) -> list[dict[str, Any]]:
+    """The answer's Sources (a heading, then context blocks of up to 10 sources) in at most ``room``
+    blocks, one kept for a possible "more sources" note."""
+    blocks: list[dict[str, Any]] = []
     source_elements = [
         {"type": "mrkdwn", "text": f"*[{n}]* {label} · {collection}"}
         for n, label, collection in source_labels(answer, config, link=safe_link, escape=neutralize)
     ]
-    actions = answer_actions(answer, footer, config)
-    reserved = len(actions) + 1  # the actions, and a possible "more sources" note
-    room = MAX_BLOCKS - len(blocks) - reserved
+    room -= 1
     chunks = [
         source_elements[i : i + MAX_CONTEXT_ELEMENTS]
         for i in range(0, len(source_elements), MAX_CONTEXT_ELEMENTS)
@@ -171,11 +182,19 @@ def answer_message(
         room -= 1
     for chunk in chunks[: max(room, 0)]:
         blocks.append({"type": "context", "elements": chunk})
-    blocks = _fit(blocks, MAX_BLOCKS - len(actions)) + actions
-    fallback = "\n\n".join(fallback_parts)
-    if len(fallback) > MAX_FALLBACK_CHARS:
-        fallback = fallback[: MAX_FALLBACK_CHARS - 1] + "…"
-    return blocks, fallback
+    return blocks
+
+
+def stream_footer(
+    answer: Answer, config: CollectionsConfig, footer: AnswerFooter | None = None
+) -> list[dict[str, Any]]:
+    """A streamed answer's closing blocks (``chat.stopStream``): the same Sources, feedback buttons
+    and suggested follow-ups that end a posted answer, within the message limits."""
+    actions = answer_actions(answer, footer, config)
+    return (
+        _fit(source_blocks(answer, config, room=MAX_BLOCKS - len(actions)), MAX_BLOCKS - len(actions))
+        + actions
+    )
 
 
 def _size(blocks: Sequence[dict[str, Any]]) -> int:

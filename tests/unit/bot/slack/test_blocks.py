@@ -13,6 +13,7 @@ from bot.slack.blocks import (
     answer_message,
     feedback_form,
     status_text,
+    stream_footer,
 )
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation
 from graph.suggestions import Suggestion
@@ -94,6 +95,16 @@ def test_suggestion_buttons_are_inert_and_within_slack_limits() -> None:
     assert labels[1] == "Ask in Coll"
     assert actions["elements"][1]["value"] == "in:c How long is parental leave?"
     assert len({e["action_id"] for e in actions["elements"]}) == 3
+
+
+def test_a_streamed_answer_ends_with_the_same_sources_and_actions_as_a_posted_one() -> None:
+    footer = AnswerFooter(question_id="q9", suggestions=(Suggestion(question="Tell me about Doc 1"),))
+    answer = _answer(sentences=2, citations=25)
+    posted, _ = answer_message(answer, CONFIG, footer)
+    closing = stream_footer(answer, CONFIG, footer)
+    assert [b["type"] for b in closing][-2:] == ["context_actions", "actions"]
+    assert closing == [b for b in posted if b["type"] != "section"]  # everything under the answer text
+    assert len(closing) <= MAX_BLOCKS
 
 
 def test_a_not_found_answer_has_no_feedback_buttons_but_may_suggest() -> None:
