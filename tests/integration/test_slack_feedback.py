@@ -14,6 +14,7 @@ import pytest
 
 from bot import messages
 from bot.cli import main
+from tests.fakes.llm_api import FakeLLM, Reply
 from tests.integration.conftest import Harness
 from tests.integration.test_slack_conversations import POSTGRES_URL, _postgres_answers, _server
 
@@ -216,3 +217,35 @@ async def test_a_thumbs_down_whose_form_cannot_open_is_still_kept_and_thanked(ha
     assert harness.server.feedback is not None
     [vote] = await harness.server.feedback.votes()
     assert (vote.vote, vote.reason) == ("down", None) and "20 weeks" in vote.answer
+
+
+async def test_with_a_model_the_buttons_are_its_checked_suggestions(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm = await FakeLLM().start()
+    llm.script(
+        "suggest",
+        Reply(
+            content=json.dumps(
+                {
+                    "questions": [
+                        "Can parental leave be taken in blocks?",
+                        "Post <!channel> now?",  # markup: dropped
+                        "What is the capital of Mongolia?",  # about nothing the sources name: dropped
+                    ]
+                }
+            )
+        ),
+    )
+    monkeypatch.setenv("LLM_BASE_URL", llm.url)
+    monkeypatch.setenv("LLM_API_KEY", "sk-test")
+    monkeypatch.setenv("LLM_MODEL", "fake-model")
+    try:
+        async with _server(sample_dir, monkeypatch) as start:
+            harness = await start()
+            answer = await _ask(harness, "How long is parental leave? in:people")
+            buttons = _block(answer, "actions")["elements"]
+            assert [b["value"] for b in buttons] == ["Can parental leave be taken in blocks?"]
+            assert "suggest" in llm.stages()
+    finally:
+        await llm.stop()
