@@ -390,14 +390,6 @@ def build_slack_app(
         if not thread and not dm:
             logger.warning("ignored a suggestion click outside a thread")
             return
-        if not await dedupe.first_delivery(
-            f"suggest:{click.channel}:{thread}:{click.block_id}:{click.action_id}"
-        ):
-            metrics.events_deduplicated.inc()
-            await responder.ephemeral(
-                click.channel, click.user, messages.SUGGESTION_ALREADY_ASKED, thread or None
-            )
-            return
         surface: Surface = "followup" if thread else "dm"
         key = thread_key(click.team, click.channel, thread or "dm")
         text = plain_text(click.value)
@@ -414,6 +406,14 @@ def build_slack_app(
         except CollectionAccessError as error:
             await responder.ephemeral(click.channel, click.user, _access_message(error), thread or None)
             service.record_rejected(surface)
+            return
+        if not await dedupe.first_delivery(
+            f"suggest:{click.channel}:{thread}:{click.block_id}:{click.action_id}"
+        ):
+            metrics.events_deduplicated.inc()
+            await responder.ephemeral(
+                click.channel, click.user, messages.SUGGESTION_ALREADY_ASKED, thread or None
+            )
             return
         try:
             scheduler.submit(
