@@ -28,7 +28,7 @@ from graph.judge import looks_english
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 
-Stage = str  # "plan" | "draft" | "reflect" | "rewrite" | "synthesis" | "judge"
+Stage = str  # "plan" | "draft" | "reflect" | "rewrite" | "suggest" | "synthesis" | "judge"
 
 
 @dataclass
@@ -51,6 +51,8 @@ def stage_of(system: str) -> Stage:
         return "reflect"
     if system.startswith("You rewrite a follow-up"):
         return "rewrite"
+    if system.startswith("You suggest follow-up"):
+        return "suggest"
     return "synthesis"
 
 
@@ -131,7 +133,14 @@ def faithful_rewrite(user: str) -> str:
     return json.dumps({"question": re.sub(r"\bit\b", subject, text)})
 
 
+def faithful_suggest(user: str) -> str:
+    """One question per source title: "What else does <title> say?"."""
+    titles = re.findall(r"^- (.+)$", user, re.MULTILINE)
+    return json.dumps({"questions": [f"What else does {title} say?" for title in titles[:3]]})
+
+
 _DEFAULTS: dict[Stage, Callable[[str], str]] = {
+    "suggest": faithful_suggest,
     "judge": faithful_judge,
     "plan": faithful_plan,
     "draft": faithful_draft,
