@@ -385,7 +385,7 @@ def derive(question: str, plan: Plan, answer: Answer) -> Verdict | None:
             )
     else:
         return None
-    numbers = tuple(dict.fromkeys(n for s in used for n in s.citations))
+    numbers = tuple(sorted({n for s in used for n in s.citations}))
     return Verdict(yes=yes, kind=kind, sentence=AnswerSentence(text=text, citations=numbers))
 
 
