@@ -332,10 +332,18 @@ async def _run_without_evidence(
 def not_found_report(results: Sequence[QuestionResult], without_evidence: Sequence[bool]) -> dict[str, Any]:
     """How often Confer says "not found" when the evidence is gone (should be high) and when it
     is there (should be low)."""
+    by_type: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for result, hidden in zip(results, without_evidence, strict=True):
+        by_type[result.question.type][0].append(float(hidden))
+        by_type[result.question.type][1].append(float(not result.found))
     return {
         "questions": len(without_evidence),
         "not_found_without_evidence": _mean([float(x) for x in without_evidence]),
         "not_found_when_answerable": _mean([float(not r.found) for r in results]),
+        "by_type": {
+            kind: {"not_found_without_evidence": _mean(hidden), "not_found_when_answerable": _mean(shown)}
+            for kind, (hidden, shown) in sorted(by_type.items())
+        },
     }
 
 

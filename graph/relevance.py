@@ -173,6 +173,7 @@ class Coverage:
     unnamed_entities: tuple[str, ...] = ()  # named by no retrieved passage at all
     subject_share: float = 1.0  # key-term weight of the entities some retrieved passage is about
     passage_coverage: float = 0.0  # the best retrieved passage's share of the key-term weight
+    hop_missing: bool = False  # a bridge's second hop found nothing about the entity it followed
 
 
 def _opening_words(passage: Passage, count: int) -> list[str]:
