@@ -10,7 +10,7 @@ from typing import Any, Literal
 from microsoft_agents.activity import Activity
 from pydantic import ValidationError
 
-from bot.teams.cards import FEEDBACK_KEY
+from bot.teams.cards import ASK_KEY, FEEDBACK_KEY
 from retrieval.errors import ConferError
 
 ConversationType = Literal["personal", "groupChat", "channel"]
@@ -39,6 +39,7 @@ class TeamsMessage:
     mentioned: bool
     vote: Vote | None = None  # a feedback button on an answer card
     answer_id: str = ""
+    suggested: bool = False  # a suggested follow-up's button: ``text`` is its question
 
     @property
     def place(self) -> str:
@@ -105,11 +106,16 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
     if not activity.service_url or sender is None or not sender.id or recipient is None or not recipient.id:
         raise ActivityError("a message needs serviceUrl, from.id and recipient.id")
     text, mentioned = _strip_mentions(activity, str(recipient.id))
+    from_suggestion = False
     vote: Vote | None = None
     answer = ""
     if isinstance(activity.value, dict) and activity.value.get(FEEDBACK_KEY) in ("up", "down"):
         vote = activity.value[FEEDBACK_KEY]
         answer = str(activity.value.get("answer", ""))[:40]
+    suggested = activity.value.get(ASK_KEY) if isinstance(activity.value, dict) else None
+    if isinstance(suggested, str) and suggested.strip():
+        # A suggested follow-up's button: its question, asked by the clicker in this reply chain.
+        text, mentioned, from_suggestion = suggested[:500], True, True
     channel_data = activity.channel_data if isinstance(activity.channel_data, dict) else {}
     tenant = conversation.tenant_id or (channel_data.get("tenant") or {}).get("id")
     return TeamsMessage(
@@ -124,4 +130,5 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
         mentioned=mentioned,
         vote=vote,
         answer_id=answer,
+        suggested=from_suggestion,
     )

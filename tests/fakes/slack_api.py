@@ -134,7 +134,7 @@ class FakeSlackApi:
             params: dict[str, Any] = json.loads(raw) if raw else {}
         else:
             params = dict(parse_qsl(raw))
-            for key in ("blocks", "attachments"):
+            for key in ("blocks", "attachments", "view"):
                 if isinstance(params.get(key), str):
                     params[key] = json.loads(params[key])
         script = self._take_script(method, params)
@@ -188,6 +188,8 @@ class FakeSlackApi:
             limit = int(params.get("limit") or 1000)
             messages = self.threads.get((str(params.get("channel")), str(params.get("ts"))), [])
             return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
+        if method == "views.open":
+            return {"ok": True, "view": {**(params.get("view") or {}), "id": f"V{next(self._ts):06d}"}}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
         return {"ok": True}
@@ -214,6 +216,10 @@ class FakeSlackApi:
             and c.response.get("ts")
             and str(c.params.get("text", "")).startswith(("🔎", "⏳"))
         ]
+
+    def ephemerals(self) -> list[dict[str, Any]]:
+        """What was shown to one person only (``chat.postEphemeral``), in order."""
+        return [c.params for c in self.ok_calls("chat.postEphemeral")]
 
     def updates(self, ts: str) -> list[str]:
         return [c.params["text"] for c in self.ok_calls("chat.update") if c.params.get("ts") == ts]
