@@ -395,6 +395,11 @@ async def _feedback(settings: "ConferSettings", *, since: float | None, as_json:
     from bot.feedback import FeedbackUnavailableError, build_feedback_store
     from bot.settings import SettingsError
 
+    import logging
+
+    # The pool retries a database that does not answer with a WARNING each time; the command says
+    # it once, in its own line.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     url = settings.database_url.get_secret_value() if settings.database_url else None
     try:
         store = await build_feedback_store(
