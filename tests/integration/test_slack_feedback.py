@@ -249,3 +249,13 @@ async def test_with_a_model_the_buttons_are_its_checked_suggestions(
             assert "suggest" in llm.stages()
     finally:
         await llm.stop()
+
+
+async def test_failing_suggestions_never_cost_the_answer(harness: Harness) -> None:
+    async def broken(*_: object) -> tuple[()]:
+        raise RuntimeError("a bug in the suggestions")
+
+    harness.server.service.suggest = broken  # type: ignore[method-assign,assignment]
+    answer = await _ask(harness, "How long is parental leave? in:people")
+    assert "20 weeks" in answer["text"]
+    assert [b["type"] for b in answer["blocks"]][-1] == "context_actions"  # 👍/👎 still there
