@@ -10,10 +10,11 @@ PLAN_PROMPT = (
     "You plan research over document collections. Given a question and the collections that may "
     "be searched, reply with JSON only: "
     '{"kind": "factual"|"comparative"|"exploratory", "collections": [{"name": <one of the given '
-    'names>, "query": <a keyword search query for that collection>, "subquestion": <for a '
-    "comparison, the part of the question this collection must answer; else empty>}]}. "
-    "Choose only collections likely to hold the evidence, at most {max_fanout}, only from the "
-    "given names. " + UNTRUSTED_RULES
+    'names>, "query": <a keyword search query for that collection, written in the language its '
+    'documents are in (see "Documents in"), whatever the language of the question>, '
+    '"subquestion": <for a comparison, the part of the question this collection must answer; '
+    "else empty>}]}. Choose only collections likely to hold the evidence, at most {max_fanout}, "
+    "only from the given names. " + UNTRUSTED_RULES
 )
 
 DRAFT_PROMPT = (
