@@ -394,8 +394,9 @@ async def _eval_conversations(settings: "ConferSettings", args: argparse.Namespa
 
 
 async def _feedback(settings: "ConferSettings", *, since: float | None, as_json: bool) -> int:
-    """``confer feedback``: the votes, oldest first, as a table (or JSON)."""
+    """``confer feedback``: the votes, oldest first, a few lines each (or JSON)."""
     import json
+    import logging
     from datetime import UTC, datetime
 
     from rich.text import Text
@@ -403,6 +404,9 @@ async def _feedback(settings: "ConferSettings", *, since: float | None, as_json:
     from bot.feedback import FeedbackUnavailableError, build_feedback_store
     from bot.settings import SettingsError
 
+    # The pool retries a database that does not answer with a WARNING each time; the command says
+    # it once, in its own line.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     url = settings.database_url.get_secret_value() if settings.database_url else None
     try:
         store = await build_feedback_store(

@@ -143,7 +143,11 @@ async def answer_footer(
     """What goes under the answer: a new question id and suggested follow-ups; for a found answer,
     where votes can be kept, its record is kept under that id before the buttons carrying it are
     posted."""
-    suggestions = await service.suggest(question, answer)
+    try:
+        suggestions = await service.suggest(question, answer)
+    except Exception:  # suggestions are an extra: they never cost the answer
+        logger.exception("suggested follow-ups failed; answering without them")
+        suggestions = ()
     question_id = new_question_id()  # also names the footer's blocks, unique per message
     if feedback is None or key is None or not answer.found:
         return AnswerFooter(question_id=question_id, suggestions=suggestions)

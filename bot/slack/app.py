@@ -50,6 +50,7 @@ from bot.slack.payloads import (
 )
 from bot.slack.thread import SlackThread, post_message
 from bot.threads import Prepared
+from bot.turns import TurnGate
 from graph.followup import Standalone, subject_of
 from graph.models import Answer, Question
 from graph.planning import CollectionAccessError
@@ -57,6 +58,7 @@ from graph.planning import CollectionAccessError
 logger = logging.getLogger(__name__)
 
 COMMAND = "/ask"
+LISTENERS_PER_TURN = 16
 
 
 @dataclass
@@ -192,9 +194,13 @@ def build_slack_app(
     )
     service = responder.service
     scheduler = responder.scheduler
+    # Bolt runs each event's listener after its ack: a burst's listeners start together, so they
+    # go on at most LISTENERS_PER_TURN per turn of the event loop (``bot.turns``).
+    turns = TurnGate(LISTENERS_PER_TURN)
 
     @app.event("app_mention")
     async def on_mention(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        await turns.enter()
         try:
             mention = parse_mention(body)
         except PayloadError:
@@ -253,6 +259,7 @@ def build_slack_app(
         """A reply in a thread Confer answered, or a direct message; everything else is ignored."""
         if conversations is None or not conversations.followups:
             return
+        await turns.enter()
         message = parse_message(body, context.bot_user_id)
         if message is None or message.place is None:
             return

@@ -31,6 +31,9 @@ MAX_SOURCES = 20
 FEEDBACK_KEY = "confer_feedback"
 ASK_KEY = "confer_ask"  # a suggested follow-up's button: the question a click asks
 MAX_TITLE_CHARS = 75
+REASON_INPUT = "confer_reason"  # the 👎 form's inputs, sent back in the activity's value
+COMMENT_INPUT = "confer_comment"
+MAX_COMMENT_CHARS = 1000
 
 Card = dict[str, Any]
 
@@ -130,14 +133,46 @@ def _suggestion_actions(footer: AnswerFooter | None, config: CollectionsConfig) 
 
 
 def _feedback_actions(answer: Answer, footer: AnswerFooter | None) -> list[dict[str, Any]]:
+    """👍 sends its vote at once; 👎 opens a short form in the card (a reason, optional text) whose
+    Send carries the vote with them."""
     ident = footer.question_id if footer and footer.question_id else answer_id(answer)
+    form = _card(
+        [
+            _text(messages.FEEDBACK_FORM_INTRO),
+            {
+                "type": "Input.ChoiceSet",
+                "id": REASON_INPUT,
+                "label": messages.FEEDBACK_FORM_REASON,
+                "style": "expanded",
+                "isRequired": True,
+                "errorMessage": messages.FEEDBACK_FORM_REASON,
+                "choices": [
+                    {"title": label, "value": reason} for reason, label in messages.FEEDBACK_REASONS.items()
+                ],
+            },
+            {
+                "type": "Input.Text",
+                "id": COMMENT_INPUT,
+                "label": messages.FEEDBACK_FORM_COMMENT,
+                "isMultiline": True,
+                "maxLength": MAX_COMMENT_CHARS,
+            },
+        ],
+        [
+            {
+                "type": "Action.Submit",
+                "title": messages.FEEDBACK_FORM_SUBMIT,
+                "data": {FEEDBACK_KEY: "down", "answer": ident},
+            }
+        ],
+    )
     return [
         {
             "type": "Action.Submit",
-            "title": title,
-            "data": {FEEDBACK_KEY: vote, "answer": ident},
-        }
-        for vote, title in (("up", messages.TEAMS_FEEDBACK_UP), ("down", messages.TEAMS_FEEDBACK_DOWN))
+            "title": messages.TEAMS_FEEDBACK_UP,
+            "data": {FEEDBACK_KEY: "up", "answer": ident},
+        },
+        {"type": "Action.ShowCard", "title": messages.TEAMS_FEEDBACK_DOWN, "card": form},
     ]
 
 

@@ -28,7 +28,7 @@ from bot.access import allowed_collections, policy_for
 from bot.conversation import answer_in_thread
 from bot.dedupe import EventDeduplicator
 from bot.errors import ChatCallError, EmptyQuestionError
-from bot.feedback import FeedbackDesk, Place
+from bot.feedback import REASONS, FeedbackDesk, Place
 from bot.memory import ThreadKey
 from bot.metrics import ConferMetrics
 from bot.progress import StatusState
@@ -146,6 +146,10 @@ class TeamsSurface:
             place = Place("teams", parsed.tenant_id or "", parsed.place)
             stored = await desk.vote(parsed.answer_id, parsed.vote, place=place)
             thanks = messages.TEAMS_FEEDBACK_THANKS if stored is not None else messages.FEEDBACK_NOT_KEPT
+            reason = next((r for r in REASONS if r == parsed.reason), None)
+            if stored is not None and reason is not None:  # the 👎 form was sent with it
+                await desk.explain(stored.id, reason, parsed.comment)
+                thanks = messages.FEEDBACK_REASON_THANKS
             with contextlib.suppress(ShuttingDownError):  # the vote is kept; only the thanks is lost
                 self.scheduler.submit(
                     self._run(parsed, claims, self._private(parsed, thanks)), name="confer-teams"

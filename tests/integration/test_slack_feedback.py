@@ -249,3 +249,36 @@ async def test_with_a_model_the_buttons_are_its_checked_suggestions(
             assert "suggest" in llm.stages()
     finally:
         await llm.stop()
+
+
+async def test_failing_suggestions_never_cost_the_answer(harness: Harness) -> None:
+    async def broken(*_: object) -> tuple[()]:
+        raise RuntimeError("a bug in the suggestions")
+
+    harness.server.service.suggest = broken  # type: ignore[method-assign,assignment]
+    answer = await _ask(harness, "How long is parental leave? in:people")
+    assert "20 weeks" in answer["text"]
+    assert [b["type"] for b in answer["blocks"]][-1] == "context_actions"  # 👍/👎 still there
+
+
+async def test_nothing_found_offers_the_collection_that_covers_it_and_a_click_asks_there(
+    harness: Harness,
+) -> None:
+    answer = await _ask(harness, "in:security how many weeks of parental leave?")
+    assert "People policies may cover it" in answer["text"]
+    assert not [b for b in answer["blocks"] if b["type"] == "context_actions"]  # nothing to rate
+    [button] = _block(answer, "actions")["elements"]
+    assert button["text"]["text"] == "Ask in People policies"
+    assert button["value"] == "in:people how many weeks of parental leave?"
+    await harness.slack.act(
+        {
+            "type": "button",
+            "action_id": button["action_id"],
+            "block_id": _block(answer, "actions")["block_id"],
+            "value": button["value"],
+        },
+        thread_ts=THREAD,
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    followup = harness.fake.answers()[1]
+    assert followup["thread_ts"] == THREAD and "20 weeks" in followup["text"]

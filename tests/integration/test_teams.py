@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession
 
+from bot import messages
 from bot.serve import ConferServer, build_server
 from bot.settings import SettingsError, load_settings
 from retrieval.collections import ChannelPolicy
@@ -323,17 +324,20 @@ async def test_a_vote_on_an_answer_card_is_kept_with_the_answer_and_thanked_priv
     await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
     card = teams.answers()[0].card
     assert card is not None
-    [down] = [a["data"] for a in card["actions"] if a["data"].get("confer_feedback") == "down"]
-    vote = teams.connector.message("", activity_id="vote-2", mention=False, value=down)
+    [form] = [a["card"] for a in card["actions"] if a["type"] == "Action.ShowCard"]
+    down = form["actions"][0]["data"]  # what Send carries, with the form's inputs merged in
+    value = {**down, "confer_reason": "outdated", "confer_comment": "Changed in May."}
+    vote = teams.connector.message("", activity_id="vote-2", mention=False, value=value)
     assert await teams.post(vote) == 202
     await teams.connector.wait_for(lambda: bool(teams.connector.ok("create_conversation")))
     assert teams.server.feedback is not None
     [stored] = await teams.server.feedback.votes()
     assert (stored.vote, stored.question_id, stored.platform) == ("down", down["answer"], "teams")
+    assert (stored.reason, stored.comment) == ("outdated", "Changed in May.")
     assert "20 weeks" in stored.answer and stored.collections == ("people",) and stored.passage_ids
     await teams.connector.wait_for(lambda: any(c.body.get("text") for c in teams.connector.ok("send")))
     thanks = [c.body["text"] for c in teams.connector.ok("send") if c.body.get("text")]
-    assert thanks == ["Thanks for the feedback."]  # in a one-to-one chat with the voter only
+    assert thanks == [messages.FEEDBACK_REASON_THANKS]  # in a one-to-one chat with the voter only
 
 
 async def test_a_suggested_followup_on_a_card_is_asked_in_the_reply_chain(teams: TeamsHarness) -> None:
@@ -342,7 +346,7 @@ async def test_a_suggested_followup_on_a_card_is_asked_in_the_reply_chain(teams:
     await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
     card = teams.answers()[0].card
     assert card is not None
-    [ask, *_] = [a["data"] for a in card["actions"] if "confer_ask" in a["data"]]
+    [ask, *_] = [a["data"] for a in card["actions"] if "confer_ask" in a.get("data", {})]
     assert ask == {"confer_ask": "What is the rate limit for Enterprise accounts?"}
     click = teams.connector.message("", activity_id="click-1", mention=False, value=ask)
     assert await teams.post(click) == 202
@@ -354,7 +358,7 @@ async def test_a_suggested_followup_on_a_card_is_asked_in_the_reply_chain(teams:
     assert await teams.post(again) == 202  # another click on it: told privately, not asked again
     await teams.connector.wait_for(lambda: any(c.body.get("text") for c in teams.connector.ok("send")))
     told = [c.body["text"] for c in teams.connector.ok("send") if c.body.get("text")]
-    assert told == ["That follow-up was already asked in this thread: its answer is there."]
+    assert told == [messages.SUGGESTION_ALREADY_ASKED]
     assert len(teams.answers()) == 2
 
 
