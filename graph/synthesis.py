@@ -493,8 +493,9 @@ def build_answer(
     *,
     mode: str = "extractive",
 ) -> tuple[Answer, int]:
-    """Sentences in the order given (best first); consecutive sentences from one collection form
-    one section, so every sentence stays attributed to its collection. Citations are numbered in
+    """Sentences in the order given (best first), each under its collection's heading: a
+    collection's section stands where its best sentence ranks and holds its sentences in order, so
+    the answer opens with the best sentence and no heading appears twice. Citations are numbered in
     order of first use, and any sentence whose citation is not a supported, retrieved passage is
     dropped. Returns the answer and how many sentences were dropped."""
     retrieved = {p.id: p for f in findings for p in f.passages}
@@ -502,7 +503,8 @@ def build_answer(
     citations: list[Citation] = []
     runs: list[tuple[str, list[AnswerSentence]]] = []
     dropped = 0
-    for claim, collection in claims:
+    order = {c: rank for rank, c in enumerate(dict.fromkeys(c for _, c in claims))}
+    for claim, collection in sorted(claims, key=lambda item: order[item[1]]):  # stable
         cited = [retrieved[pid] for pid in claim.passage_ids if pid in retrieved]
         if not cited or not is_supported(claim.text, (p.text for p in cited)):
             dropped += 1

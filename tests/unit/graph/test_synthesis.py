@@ -54,8 +54,13 @@ def test_citations_are_numbered_in_order_of_first_use_and_resolve() -> None:
     assert numbers == sorted(numbers) == list(range(1, len(answer.citations) + 1))
     retrieved = {p.id for p in answer.retrieved}
     assert all(c.passage.id in retrieved for c in answer.citations)
-    # Best sentence first, whatever its collection; each run of one collection is one section.
-    assert [s.collection for s in answer.sections] == ["eng", "sec", "eng"]
+    # Best sentence first, whatever its collection; one section per collection, in the order of
+    # each collection's best sentence, its sentences best first.
+    assert [s.collection for s in answer.sections] == ["eng", "sec"]
+    assert [x.text for x in answer.sections[0].sentences] == [
+        "Deploys roll out in three waves.",
+        "Friday deploys need approval from the manager on duty.",
+    ]
 
 
 def test_sentences_citing_unretrieved_or_unsupporting_passages_are_dropped() -> None:
