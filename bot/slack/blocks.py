@@ -88,12 +88,26 @@ def answer_message(answer: Answer, config: CollectionsConfig) -> tuple[list[dict
         note = neutralize(partial_note(failed))
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"⚠️ {note}"}]})
         fallback_parts.append(note)
+    blocks += answer_footer(answer, config, room=MAX_BLOCKS - len(blocks))
+    blocks = _fit(blocks)
+    fallback = "\n\n".join(fallback_parts)
+    if len(fallback) > MAX_FALLBACK_CHARS:
+        fallback = fallback[: MAX_FALLBACK_CHARS - 1] + "…"
+    return blocks, fallback
+
+
+def answer_footer(
+    answer: Answer, config: CollectionsConfig, *, room: int = MAX_BLOCKS
+) -> list[dict[str, Any]]:
+    """The blocks under an answer's text, in at most ``room`` blocks: its Sources and the feedback
+    actions. The posted answer ends with them, and so does a streamed one (``chat.stopStream``)."""
+    blocks: list[dict[str, Any]] = []
     source_elements = [
         {"type": "mrkdwn", "text": f"*[{n}]* {label} · {collection}"}
         for n, label, collection in source_labels(answer, config, link=safe_link, escape=neutralize)
     ]
     reserved = 2  # feedback actions, and a possible "more sources" note
-    room = MAX_BLOCKS - len(blocks) - reserved
+    room -= reserved
     chunks = [
         source_elements[i : i + MAX_CONTEXT_ELEMENTS]
         for i in range(0, len(source_elements), MAX_CONTEXT_ELEMENTS)
@@ -124,11 +138,12 @@ def answer_message(answer: Answer, config: CollectionsConfig) -> tuple[list[dict
                 ],
             }
         )
-    blocks = _fit(blocks)
-    fallback = "\n\n".join(fallback_parts)
-    if len(fallback) > MAX_FALLBACK_CHARS:
-        fallback = fallback[: MAX_FALLBACK_CHARS - 1] + "…"
-    return blocks, fallback
+    return blocks
+
+
+def fitted_footer(answer: Answer, config: CollectionsConfig) -> list[dict[str, Any]]:
+    """``answer_footer`` alone within the message limits (a streamed answer's closing blocks)."""
+    return _fit(answer_footer(answer, config))
 
 
 def _size(blocks: Sequence[dict[str, Any]]) -> int:
