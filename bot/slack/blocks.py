@@ -88,26 +88,24 @@ def answer_message(answer: Answer, config: CollectionsConfig) -> tuple[list[dict
         note = neutralize(partial_note(failed))
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"⚠️ {note}"}]})
         fallback_parts.append(note)
-    blocks += answer_footer(answer, config, room=MAX_BLOCKS - len(blocks))
-    blocks = _fit(blocks)
+    actions = feedback_actions(answer)
+    blocks += source_blocks(answer, config, room=MAX_BLOCKS - len(blocks) - len(actions))
+    blocks = _fit(blocks + actions)
     fallback = "\n\n".join(fallback_parts)
     if len(fallback) > MAX_FALLBACK_CHARS:
         fallback = fallback[: MAX_FALLBACK_CHARS - 1] + "…"
     return blocks, fallback
 
 
-def answer_footer(
-    answer: Answer, config: CollectionsConfig, *, room: int = MAX_BLOCKS
-) -> list[dict[str, Any]]:
-    """The blocks under an answer's text, in at most ``room`` blocks: its Sources and the feedback
-    actions. The posted answer ends with them, and so does a streamed one (``chat.stopStream``)."""
+def source_blocks(answer: Answer, config: CollectionsConfig, *, room: int) -> list[dict[str, Any]]:
+    """The answer's Sources (a heading, then context blocks of up to 10 sources) in at most ``room``
+    blocks, one kept for a possible "more sources" note."""
     blocks: list[dict[str, Any]] = []
     source_elements = [
         {"type": "mrkdwn", "text": f"*[{n}]* {label} · {collection}"}
         for n, label, collection in source_labels(answer, config, link=safe_link, escape=neutralize)
     ]
-    reserved = 2  # feedback actions, and a possible "more sources" note
-    room -= reserved
+    room -= 1
     chunks = [
         source_elements[i : i + MAX_CONTEXT_ELEMENTS]
         for i in range(0, len(source_elements), MAX_CONTEXT_ELEMENTS)
@@ -117,33 +115,40 @@ def answer_footer(
         room -= 1
     for chunk in chunks[: max(room, 0)]:
         blocks.append({"type": "context", "elements": chunk})
-    if answer.found:
-        blocks.append(
-            {
-                "type": "actions",
-                "block_id": f"feedback:{answer_id(answer)}",
-                "elements": [
-                    {
-                        "type": "button",
-                        "action_id": FEEDBACK_ACTIONS[0],
-                        "value": "up",
-                        "text": {"type": "plain_text", "text": "👍 Helpful"},
-                    },
-                    {
-                        "type": "button",
-                        "action_id": FEEDBACK_ACTIONS[1],
-                        "value": "down",
-                        "text": {"type": "plain_text", "text": "👎 Not helpful"},
-                    },
-                ],
-            }
-        )
     return blocks
 
 
-def fitted_footer(answer: Answer, config: CollectionsConfig) -> list[dict[str, Any]]:
-    """``answer_footer`` alone within the message limits (a streamed answer's closing blocks)."""
-    return _fit(answer_footer(answer, config))
+def feedback_actions(answer: Answer) -> list[dict[str, Any]]:
+    """The feedback buttons under a found answer (none under a greeting or a "nothing found")."""
+    if not answer.found:
+        return []
+    return [
+        {
+            "type": "actions",
+            "block_id": f"feedback:{answer_id(answer)}",
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": FEEDBACK_ACTIONS[0],
+                    "value": "up",
+                    "text": {"type": "plain_text", "text": "👍 Helpful"},
+                },
+                {
+                    "type": "button",
+                    "action_id": FEEDBACK_ACTIONS[1],
+                    "value": "down",
+                    "text": {"type": "plain_text", "text": "👎 Not helpful"},
+                },
+            ],
+        }
+    ]
+
+
+def stream_footer(answer: Answer, config: CollectionsConfig) -> list[dict[str, Any]]:
+    """A streamed answer's closing blocks (``chat.stopStream``): the same Sources and actions that
+    end a posted answer, within the message limits."""
+    actions = feedback_actions(answer)
+    return _fit(source_blocks(answer, config, room=MAX_BLOCKS - len(actions)) + actions)
 
 
 def _size(blocks: Sequence[dict[str, Any]]) -> int:

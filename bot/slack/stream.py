@@ -30,7 +30,7 @@ from bot.metrics import ConferMetrics
 from bot.progress import FINAL_PHASES, Row, StatusState
 from bot.ratelimit import RetryLaterError
 from bot.render import cite, collection_title, failed_collections, no_answer_text
-from bot.slack.blocks import fitted_footer
+from bot.slack.blocks import stream_footer
 from bot.slack.gateway import RateLimitedError, SlackCallError
 from bot.slack.mrkdwn import neutralize, neutralize_markdown
 from bot.slack.thread import SlackThread
@@ -212,8 +212,9 @@ class StreamedSlackThread(SlackThread):
 
     @property
     def can_stream(self) -> bool:
-        """Streams need a person to stream to (``recipient_user_id``) and a workspace that takes them."""
-        return bool(self.user) and not self.workspaces.edit_only(self.team)
+        """Streams are replies in a thread (a direct message answered in the conversation itself
+        is not one), to a person (``recipient_user_id``), in a workspace that takes them."""
+        return bool(self.thread_ts and self.user) and not self.workspaces.edit_only(self.team)
 
     @property
     def streaming(self) -> bool:
@@ -317,7 +318,7 @@ class StreamedSlackThread(SlackThread):
                 channel=self.channel,
                 ts=self.stream_ts,
                 chunks=[*changes, *last],
-                blocks=fitted_footer(answer, self.config),
+                blocks=stream_footer(answer, self.config),
             )
         except SlackCallError as error:
             await self._break_off(error.error)

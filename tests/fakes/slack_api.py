@@ -47,6 +47,7 @@ class Stream:
     recipient_user_id: str
     task_display_mode: str
     chunks: list[dict[str, Any]] = field(default_factory=list)
+    chunk_at: list[float] = field(default_factory=list)  # when each chunk arrived
     blocks: list[dict[str, Any]] = field(default_factory=list)
     stopped: bool = False
     started_at: float = 0.0
@@ -76,6 +77,17 @@ class Stream:
             ):
                 seen.append(chunk["status"])
         return seen
+
+    def final_at(self, task_id: str) -> float | None:
+        """When the task first showed complete or error."""
+        for chunk, at in zip(self.chunks, self.chunk_at, strict=True):
+            if (
+                chunk["type"] == "task_update"
+                and chunk["id"] == task_id
+                and chunk["status"] in ("complete", "error")
+            ):
+                return at
+        return None
 
     def finished_order(self) -> list[str]:
         """Task ids in the order they first reached complete or error."""
@@ -344,6 +356,7 @@ class FakeSlackApi:
         if params.get("markdown_text"):
             stream.chunks.append({"type": "markdown_text", "text": params["markdown_text"]})
         stream.chunks.extend(params.get("chunks") or [])
+        stream.chunk_at.extend([time.monotonic()] * (len(stream.chunks) - len(stream.chunk_at)))
 
     def finished_streams(self) -> list[Stream]:
         return [s for s in self.streams.values() if s.stopped]

@@ -223,3 +223,30 @@ async def test_a_lying_model_never_gets_a_sentence_into_any_chunk(
     for lie in lying_llm.lies:
         assert " ".join(lie.rstrip(".").split()) not in streamed, lie
     assert all(st.text for st in harness.fake.streams.values())  # each got its verified answer
+
+
+async def test_ask_streams_under_its_root_message_and_a_follow_up_streams_in_the_thread(
+    stream_harness: Harness,
+) -> None:
+    harness = stream_harness
+    await harness.slack.command("in:people How long is parental leave?")
+    await harness.fake.wait_for(lambda: len(harness.fake.finished_streams()) == 1)
+    [root] = harness.fake.posts()  # the only posted message: the question restated
+    root_ts = "1700000000.000001"
+    assert "thread_ts" not in root and _one_stream(harness.fake).thread_ts == root_ts
+    assert "20 weeks" in _readable(_one_stream(harness.fake).text)
+    await harness.slack.message("And can it be split up?", thread_ts=root_ts)
+    await harness.fake.wait_for(lambda: len(harness.fake.finished_streams()) == 2)
+    follow_up = harness.fake.finished_streams()[1]
+    assert follow_up.thread_ts == root_ts and follow_up.recipient_user_id == "U0USER"
+    assert "three blocks" in _readable(follow_up.text)
+    assert len(harness.fake.posts()) == 1  # still one message per question
+
+
+async def test_a_direct_message_outside_a_thread_is_answered_as_a_message(stream_harness: Harness) -> None:
+    harness = stream_harness
+    await harness.slack.message("How long is parental leave?", channel="D0DM", channel_type="im")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    assert harness.fake.streams == {}  # streams are thread replies; nothing was refused
+    registry = harness.server.metrics.registry
+    assert registry.get_sample_value("confer_slack_stream_fallbacks_total", {"error": "other"}) is None
