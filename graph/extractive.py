@@ -3,6 +3,7 @@
 import math
 import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 from graph.models import Claim
 from retrieval.passages import Passage
@@ -18,8 +19,11 @@ _ABOUT_THE_DOCUMENT = re.compile(
 META_PENALTY = 0.6
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)  # the size of a | b, without building it
 
 
 def is_heading(sentence: str, title: str) -> bool:
@@ -32,7 +36,7 @@ def term_weights(query: str, passages: Sequence[Passage]) -> dict[str, float]:
     return _weights(query, [stems(p.text + " " + p.title) for p in passages])
 
 
-def _weights(query: str, passage_stems: Sequence[set[str]]) -> dict[str, float]:
+def _weights(query: str, passage_stems: Sequence[AbstractSet[str]]) -> dict[str, float]:
     query_stems = {stem(t) for t in terms(query)}
     n = len(passage_stems) or 1
     return {s: math.log(1 + n / (1 + sum(1 for ps in passage_stems if s in ps))) + 0.1 for s in query_stems}
@@ -56,12 +60,14 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     top_score = max(p.score for p in passages) or 1.0
     # What does not change between picks is computed once per sentence: its query stems (hits),
     # its coverage, its prior (passage score and rank) and whether it is about the document itself.
-    candidates: list[tuple[str, set[str], set[str], float, float, bool, Passage]] = []
+    # ``gain`` is the weight of a sentence's hits while none of them is covered yet (summed in the
+    # same order as the novelty below, so the values are the same to the last bit).
+    candidates: list[tuple[str, AbstractSet[str], AbstractSet[str], float, float, bool, Passage, float]] = []
     for rank, (passage, sentences, _, title) in enumerate(analysed):
         title_stems = title & weights.keys()
         prior = 0.5 * (passage.score / top_score) + 0.5 / (1 + rank)
         for sentence, own in _eligible(sentences):
-            hits = own & weights.keys()
+            hits: AbstractSet[str] = own & weights.keys()
             if not hits:
                 continue
             if is_heading(sentence, passage.title):
@@ -70,14 +76,18 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
                 sum(weights[s] for s in hits) + 0.5 * sum(weights[s] for s in title_stems - hits)
             ) / total
             meta = _ABOUT_THE_DOCUMENT.match(sentence) is not None
-            candidates.append((sentence, own, hits, coverage, prior, meta, passage))
+            gain = sum(weights[s] * 1.0 for s in hits)
+            candidates.append((sentence, own, hits, coverage, prior, meta, passage, gain))
     chosen: list[Claim] = []
     covered: set[str] = set()
     first_value = 0.0
     while candidates and len(chosen) < limit:
         best_index, best_value, best_coverage = -1, 0.0, 0.0
-        for index, (_, _, hits, coverage, prior, meta, _) in enumerate(candidates):
-            novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
+        for index, (_, _, hits, coverage, prior, meta, _, gain) in enumerate(candidates):
+            if covered and not covered.isdisjoint(hits):
+                novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
+            else:
+                novelty = gain / total
             value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
             if meta:
                 value *= META_PENALTY
@@ -86,7 +96,7 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
         if best_index < 0 or best_value < 0.5 * first_value:
             break
         first_value = first_value or best_value
-        sentence, own, hits, _, _, _, passage = candidates.pop(best_index)
+        sentence, own, hits, _, _, _, passage, _ = candidates.pop(best_index)
         chosen.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=round(best_coverage, 4)))
         covered |= hits
         # Near-repeats of a chosen sentence are never chosen: they leave the candidates at once.
@@ -94,7 +104,9 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     return chosen
 
 
-def _eligible(sentences: Iterable[tuple[str, set[str]]]) -> Iterable[tuple[str, set[str]]]:
+def _eligible(
+    sentences: Iterable[tuple[str, AbstractSet[str]]],
+) -> Iterable[tuple[str, AbstractSet[str]]]:
     for sentence, own in sentences:
         count = len(sentence.split())
         if MIN_WORDS <= count <= MAX_WORDS:

@@ -102,15 +102,16 @@ async def _plan_with_model(
     return planned
 
 
-def dispatch(state: ResearchState) -> list[Send] | str:
-    """One ``Send`` per research task; questions that need no search go straight to an answer."""
+async def dispatch(state: ResearchState) -> list[Send] | str:
+    """One ``Send`` per research task; questions that need no search go straight to an answer.
+    (Async, like ``follow_up``: LangGraph runs a synchronous route in a worker thread.)"""
     tasks = state["plan"].tasks
     if not tasks:
         return "respond_directly"
     return [Send("research", task) for task in tasks]
 
 
-def follow_up(state: ResearchState) -> list[Send] | str:
+async def follow_up(state: ResearchState) -> list[Send] | str:
     """One ``Send`` per follow-up task that ``reflect`` wrote; none left: synthesize."""
     tasks = state.get("follow_ups", ())
     if not tasks:

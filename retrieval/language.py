@@ -10,7 +10,7 @@ from typing import Any
 
 import snowballstemmer
 
-from retrieval.text import STOPWORDS, words
+from retrieval.text import STOPWORDS, TEXT_CACHE_SIZE, words
 
 DEFAULT_LANGUAGE = "en"
 
@@ -110,8 +110,14 @@ def content_words(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
 
 
 def stems_in(text: str, language: str = DEFAULT_LANGUAGE) -> set[str]:
-    """The Snowball stems of the text's content words."""
-    return {stem_in(w, language) for w in content_words(text, language)}
+    """The Snowball stems of the text's content words (cached per text, as ``retrieval.text``
+    caches: a tuple kept, a fresh set returned)."""
+    return set(_stems_in(text, language))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _stems_in(text: str, language: str) -> tuple[str, ...]:
+    return tuple({stem_in(w, language) for w in content_words(text, language)})
 
 
 MIN_PREFIX = 4

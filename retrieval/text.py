@@ -22,13 +22,26 @@ STOPWORDS = frozenset(
 
 _SUFFIXES = ("ies", "ing", "ed", "es", "s")
 
+# One question reads the same passage texts, titles and sentences in several places (drafting,
+# focus weights, relevance, coverage, de-duplication), and popular passages come back across
+# questions: their tokens and stems are computed once and kept in bounded caches keyed by the text.
+# The cached values are tuples of strings (immutable, and untracked by the garbage collector once
+# it has seen them, so the caches add nothing to a full collection's work); callers get a fresh
+# list or set of their own.
+TEXT_CACHE_SIZE = 4096
+
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens, apostrophes folded away."""
+    return list(_words(text))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _words(text: str) -> tuple[str, ...]:
     found = _WORD_RE.findall(text.lower())
     if "'" in text or "’" in text:
-        return [w.replace("’", "").replace("'", "") for w in found]
-    return found
+        return tuple(w.replace("’", "").replace("'", "") for w in found)
+    return tuple(found)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -52,12 +65,17 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Content words in order of appearance, without stopwords, duplicates kept."""
-    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    return [w for w in _words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
 
 
 def stems(text: str) -> set[str]:
-    """The stems of ``terms(text)`` (written out: this runs for every sentence of every passage)."""
-    return {stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+    """The stems of ``terms(text)`` (cached: this runs for every sentence of every passage)."""
+    return set(_stems(text))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _stems(text: str) -> tuple[str, ...]:
+    return tuple({stem(w) for w in _words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())})
 
 
 def unique(items: Iterable[str]) -> list[str]:
@@ -76,19 +94,30 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; list items and lines without end punctuation stand alone."""
-    return _split(text, [])
+    return list(_sentences(text))
 
 
-def sentence_stems(text: str) -> tuple[list[tuple[str, set[str]]], set[str]]:
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(_split(text, []))
+
+
+def sentence_stems(text: str) -> tuple[list[tuple[str, frozenset[str]]], frozenset[str]]:
     """Each sentence of ``split_sentences(text)`` with its ``stems``, and ``stems(text)`` — from one
     pass over the words: every word of the text is in exactly one sentence, except list markers
-    (``1.``), which are added back."""
+    (``1.``), which are added back. Cached, like ``stems``."""
+    sentences, everything = _sentence_stems(text)
+    return [(sentence, frozenset(own)) for sentence, own in sentences], frozenset(everything)
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _sentence_stems(text: str) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
     markers: list[str] = []
-    sentences = [(sentence, stems(sentence)) for sentence in _split(text, markers)]
-    everything = stems(" ".join(markers))
+    sentences = tuple((sentence, _stems(sentence)) for sentence in _split(text, markers))
+    everything = set(_stems(" ".join(markers)))
     for _, own in sentences:
-        everything |= own
-    return sentences, everything
+        everything.update(own)
+    return sentences, tuple(everything)
 
 
 _BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")

@@ -42,3 +42,21 @@ def test_sentence_stems_match_stemming_each_sentence_and_the_whole_text() -> Non
         assert [s for s, _ in sentences] == split_sentences(text)
         assert all(own == stems(s) for s, own in sentences)
         assert everything == stems(text)
+
+
+def test_cached_text_work_hands_every_caller_its_own_copy() -> None:
+    from retrieval.language import stems_in
+    from retrieval.text import stems, words
+
+    text = "Parental leave lasts sixteen weeks for every employee."
+    first_words, first_stems, first_german = words(text), stems(text), stems_in(text, "de")
+    first_words.append("injected")
+    first_stems.add("injected")
+    first_german.add("injected")
+    sentences = split_sentences(text)
+    sentences.append("Injected.")
+    assert "injected" not in words(text)
+    assert "injected" not in stems(text)
+    assert "injected" not in stems_in(text, "de")
+    assert split_sentences(text) == ["Parental leave lasts sixteen weeks for every employee."]
+    assert stems(text) == {"parental", "leave", "last", "sixteen", "week", "every", "employee"}
