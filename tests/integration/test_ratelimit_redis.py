@@ -1,14 +1,19 @@
 """Rate budgets shared by replicas, against the local Redis (CONFER_TEST_REDIS_URL or localhost:6379)."""
 
+import functools
 import time
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
 from bot.ratelimit import RedisRateBudget, Window, build_budget
+from tests.fakes.slack_api import TEAM_ID
+from tests.integration.conftest import _harness
 from tests.integration.test_dedupe_redis import redis_url
+from tests.integration.test_slack_stream import _streams_done
 
 __all__ = ["redis_url"]  # the fixture, shared with the deduplication tests
 
@@ -61,3 +66,25 @@ async def test_redis_gone_falls_back_to_the_replicas_own_budget() -> None:
     assert isinstance(budget, RedisRateBudget)
     await budget.acquire("T1")  # Redis refuses the connection: the in-process bucket answers
     await budget.close()
+
+
+async def test_confer_serve_with_redis_spends_the_shared_append_budget(
+    redis_url: str, sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    client = Redis.from_url(redis_url)
+    key = f"confer:budget:chat.appendStream:{TEAM_ID}"
+    await client.delete(key)
+    async for harness in _harness(sample_dir, monkeypatch):
+        assert harness.server.gateway is not None
+        assert isinstance(harness.server.gateway.append_budget, RedisRateBudget)
+        assert isinstance(harness.server.gateway.update_budget, RedisRateBudget)
+        harness.backend.delays = {"people": 0.6}
+        await harness.slack.mention(  # a new event id: Redis remembers delivered ones for an hour
+            "in:people,engineering how long is parental leave?", event_id=f"Ev{uuid.uuid4().hex}"
+        )
+        await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
+        assert harness.fake.ok_calls("chat.appendStream")
+        assert float(await client.hget(key, "1") or 100) < 100  # appends were counted in Redis
+    await client.delete(key)
+    await client.aclose()

@@ -1,6 +1,7 @@
 """Slack's streamed path end to end (the default, ``CONFER_SLACK_PROGRESS=stream``): signed events
 into the real Bolt app; the fake Web API records every stream chunk and can refuse the methods."""
 
+import functools
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -34,6 +35,10 @@ def _readable(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text).replace(ZERO_WIDTH, "").replace("&amp;", "&")
 
 
+def _streams_done(fake: FakeSlackApi, count: int = 1) -> bool:
+    return len(fake.finished_streams()) == count
+
+
 def _one_stream(fake: FakeSlackApi) -> Stream:
     [stream] = fake.finished_streams()
     return stream
@@ -47,7 +52,7 @@ async def test_one_streamed_message_shows_the_plan_then_the_verified_answer_and_
     await harness.slack.mention(
         "in:engineering,security,people,product what happens when a laptop is lost?", ts="1700000001.000100"
     )
-    await harness.fake.wait_for(lambda: len(harness.fake.finished_streams()) == 1)
+    await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
     stream = _one_stream(harness.fake)
     methods = [c.method for c in harness.fake.calls if c.method != "auth.test"]
     # A loading state at once, then one streamed reply: no other message, no edit.
@@ -134,7 +139,7 @@ async def test_a_429_on_an_append_is_waited_out_and_every_task_still_ends_final(
     harness.fake.script("chat.appendStream", status=429, retry_after=1)
     harness.backend.delays = {"engineering": 0.1, "security": 1.6}
     await harness.slack.mention("in:engineering,security who approves production access?")
-    await harness.fake.wait_for(lambda: len(harness.fake.finished_streams()) == 1)
+    await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
     stream = _one_stream(harness.fake)
     assert {t["status"] for t in stream.tasks().values()} == {"complete"}
     limited = [c for c in harness.fake.calls if c.method == "chat.appendStream" and c.status == 429]
@@ -165,7 +170,7 @@ async def test_nothing_in_any_chunk_can_ping_link_or_format(
     assert product is not None
     await index_collection(harness.backend, product, config)
     await harness.slack.mention("in:product who are the escalation contacts?")
-    await harness.fake.wait_for(lambda: len(harness.fake.finished_streams()) == 1)
+    await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
     stream = _one_stream(harness.fake)
     assert "escalation" in stream.text.lower()
     strings = stream.strings()
@@ -230,7 +235,7 @@ async def test_ask_streams_under_its_root_message_and_a_follow_up_streams_in_the
 ) -> None:
     harness = stream_harness
     await harness.slack.command("in:people How long is parental leave?")
-    await harness.fake.wait_for(lambda: len(harness.fake.finished_streams()) == 1)
+    await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
     [root] = harness.fake.posts()  # the only posted message: the question restated
     root_ts = "1700000000.000001"
     assert "thread_ts" not in root and _one_stream(harness.fake).thread_ts == root_ts
@@ -250,3 +255,24 @@ async def test_a_direct_message_outside_a_thread_is_answered_as_a_message(stream
     assert harness.fake.streams == {}  # streams are thread replies; nothing was refused
     registry = harness.server.metrics.registry
     assert registry.get_sample_value("confer_slack_stream_fallbacks_total", {"error": "other"}) is None
+
+
+async def test_a_follow_up_round_gets_its_own_task_which_ends_final(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.integration.test_rounds import QUESTION, write_wiki
+
+    config = write_wiki(tmp_path)
+    async for harness in _harness(config.base_dir, monkeypatch):
+        await harness.slack.mention(QUESTION, channel="C_PUBLIC")
+        await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
+        stream = _one_stream(harness.fake)
+        tasks = stream.tasks()
+        follow_ups = [t for t in tasks.values() if t["id"].startswith("followup-")]
+        assert tasks["followup-1"]["title"] == "Following up: Adriana Trigiani in People"  # the best lead
+        # Each follow-up task ends final, after every first-round task was final.
+        first_round_final = max(stream.final_at(t) or 0 for t in tasks if t.startswith("search-"))
+        for task in follow_ups:
+            assert stream.statuses(task["id"])[-1] in ("complete", "error")
+            assert (stream.final_at(task["id"]) or 0) >= first_round_final
+        assert "Virginia" in _readable(stream.text)
