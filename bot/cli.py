@@ -121,7 +121,31 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the conversational evaluation instead: follow-ups built from the questions (see README)",
     )
+    feedback = command(
+        "feedback",
+        "list the votes on answers (👍/👎, with reasons)",
+        "Reads the feedback store (SQLite in CONFER_DATA_DIR, or PostgreSQL with DATABASE_URL): each "
+        "vote with its time, reason, comment, question id, collections and the answer it rates.",
+    )
+    feedback.add_argument(
+        "--since", metavar="DATE", default=None, help="only votes from DATE on (YYYY-MM-DD, or an ISO time)"
+    )
+    feedback.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     return parser
+
+
+def parse_since(text: str) -> float:
+    """``YYYY-MM-DD`` (midnight UTC) or an ISO 8601 time (UTC unless it names its offset), as Unix
+    time; raises ``ValueError`` with a message for people."""
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"--since: {text!r} is not a date; use YYYY-MM-DD or an ISO time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
 
 
 def say_error(line: str) -> None:
@@ -163,7 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     if args.command is None:
         sys.stderr.write(parser.format_usage())
-        sys.stderr.write("commands: index, ask, collections, serve, eval — `confer --help` describes them\n")
+        sys.stderr.write(
+            "commands: index, ask, collections, serve, eval, feedback — `confer --help` describes them\n"
+        )
         return EXIT_USAGE
     return _run(args)
 
@@ -180,6 +206,12 @@ def _run(args: argparse.Namespace) -> int:
     from retrieval.collections import load_collections
     from retrieval.errors import CollectionsFileError, ConferError
 
+    if args.command == "feedback" and args.since is not None:
+        try:
+            args.since = parse_since(args.since)
+        except ValueError as exc:
+            say_error(str(exc))
+            return EXIT_USAGE
     bad_input = (CollectionsFileError, SettingsError, CollectionAccessError, EmptyQuestionError, DatasetError)
     err = _console(stderr=True)
     try:
@@ -190,6 +222,8 @@ def _run(args: argparse.Namespace) -> int:
         configure_logging("WARNING" if quiet else settings.log_level, settings.log_format)
         if args.command == "eval":
             return asyncio.run(_eval(settings, args, err))
+        if args.command == "feedback":
+            return asyncio.run(_feedback(settings, since=args.since, as_json=args.json))
         config = load_collections(settings.collections_path)
         if args.command == "index":
             return asyncio.run(_index(settings, config, args.names, err))
@@ -348,6 +382,58 @@ async def _eval_conversations(settings: "ConferSettings", args: argparse.Namespa
         _console().print(
             f"wrote {args.out / 'conversations.json'}, {args.out / 'conversations.md'}", markup=False
         )
+    return EXIT_OK
+
+
+async def _feedback(settings: "ConferSettings", *, since: float | None, as_json: bool) -> int:
+    """``confer feedback``: the votes, oldest first, a few lines each (or JSON)."""
+    import json
+    import logging
+    from datetime import UTC, datetime
+
+    from rich.text import Text
+
+    from bot.feedback import FeedbackUnavailableError, build_feedback_store
+    from bot.settings import SettingsError
+
+    # The pool retries a database that does not answer with a WARNING each time; the command says
+    # it once, in its own line.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    try:
+        store = await build_feedback_store(
+            data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
+        )
+    except FeedbackUnavailableError as exc:
+        raise SettingsError([str(exc)]) from None
+    try:
+        votes = await store.votes(since=since)
+    finally:
+        await store.close()
+    if as_json:
+        sys.stdout.write(json.dumps({"votes": [v.as_json() for v in votes]}, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    out = _console()
+    if not votes:
+        out.print("No votes yet." if since is None else "No votes since then.")
+        return EXIT_OK
+    for vote in votes:
+        answer = " ".join(vote.answer.split())
+        when = datetime.fromtimestamp(vote.at, UTC)
+        head = (
+            f"{when:%Y-%m-%d %H:%M} UTC  {'👍' if vote.vote == 'up' else '👎'}  "
+            f"question {vote.question_id}  {vote.platform} {vote.workspace} {vote.channel}  "
+            f"in {', '.join(vote.collections) or '-'}"
+        )
+        out.print(Text(head, style="bold"))
+        if vote.reason:
+            out.print(Text(f"  reason: {vote.reason}" + (f": {vote.comment}" if vote.comment else "")))
+        out.print(
+            Text(f"  answer: {answer[:300]}{'…' if len(answer) > 300 else ''}" if answer else "  answer: -")
+        )
+        out.print(Text(f"  passages: {', '.join(vote.passage_ids) or '-'}"))
+    ups = sum(1 for v in votes if v.vote == "up")
+    out.print(f"{len(votes)} votes: {ups} 👍, {len(votes) - ups} 👎")
     return EXIT_OK
 
 

@@ -14,7 +14,10 @@ from typing import Protocol, runtime_checkable
 
 from bot import messages
 from bot.errors import ChatCallError
+from bot.feedback import AnswerRecord, FeedbackDesk, new_question_id
+from bot.memory import ThreadKey
 from bot.progress import Phase, Row, StatusSink, StatusState, StatusWriter
+from bot.render import AnswerFooter, plain_answer
 from bot.scheduler import QuestionScheduler
 from bot.service import QuestionTimeoutError, ResearchService, Surface
 from graph.events import BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent
@@ -26,8 +29,9 @@ logger = logging.getLogger(__name__)
 class ChatThread(StatusSink, Protocol):
     """The port a platform implements for one thread (a Slack thread, a Teams reply chain)."""
 
-    async def post_answer(self, answer: Answer) -> None:
-        """Raises ``ChatCallError`` when the platform refuses it for good."""
+    async def post_answer(self, answer: Answer, footer: AnswerFooter | None = None) -> None:
+        """Post the answer with its ``footer`` (feedback buttons, suggested follow-ups). Raises
+        ``ChatCallError`` when the platform refuses it for good."""
         ...
 
     async def say(self, text: str) -> None:
@@ -46,9 +50,10 @@ class StreamingThread(Protocol):
         """Whether a live status message is open now (it may have fallen back to edits)."""
         ...
 
-    async def finish_stream(self, state: StatusState, answer: Answer) -> None:
-        """Show ``state`` and ``answer`` in the live message and close it; fall back to posting the
-        answer when the platform refuses. Raises ``ChatCallError`` when nothing could be posted."""
+    async def finish_stream(self, state: StatusState, answer: Answer, footer: AnswerFooter) -> None:
+        """Show ``state`` and ``answer`` in the live message and close it with ``footer``; fall back
+        to posting the answer when the platform refuses. Raises ``ChatCallError`` when nothing
+        could be posted."""
         ...
 
     async def end_stream(self) -> None:
@@ -117,10 +122,13 @@ async def answer_in_thread(
     status_interval: float = 1.0,
     on_undelivered: Callable[[], Awaitable[None]] | None = None,
     searching: str = "",
+    key: ThreadKey | None = None,
+    feedback: FeedbackDesk | None = None,
 ) -> Answer | None:
     """Answer ``question`` in ``thread``; never raises except ``CancelledError``. When nothing at all
     reached the thread (neither the status nor the answer), ``on_undelivered`` tells the asker
-    another way (Slack: an ephemeral message). Returns the answer once posted (for thread memory)."""
+    another way (Slack: an ephemeral message). Returns the answer once posted (for thread memory).
+    ``key`` names the thread; with ``feedback`` the answer's record is kept for votes on it."""
     writer = StatusWriter(thread, min_interval=status_interval)
     if searching:  # a follow-up: the status shows the question it became
         writer.update(lambda s: setattr(s, "searching", searching))
@@ -138,13 +146,14 @@ async def answer_in_thread(
         async with scheduler.slot(on_queued=queued):
             writer.update(lambda s: setattr(s, "phase", "researching"))
             answer = await service.answer(question, surface=surface, on_event=_progress(writer))
+        footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
         await writer.first_post()  # the status stays above the answer
         if isinstance(thread, StreamingThread) and thread.streaming:
             writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
-            await thread.finish_stream(await writer.hand_over(), answer)
+            await thread.finish_stream(await writer.hand_over(), answer, footer)
             answered = answer
         else:
-            await thread.post_answer(answer)
+            await thread.post_answer(answer, footer)
             answered = answer
             writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
     except QuestionTimeoutError:
@@ -168,6 +177,40 @@ async def answer_in_thread(
     if isinstance(thread, StreamingThread):
         await thread.end_stream()
     return answered
+
+
+async def answer_footer(
+    service: ResearchService,
+    question: Question,
+    answer: Answer,
+    *,
+    key: ThreadKey | None,
+    feedback: FeedbackDesk | None,
+) -> AnswerFooter:
+    """What goes under the answer: a new question id and suggested follow-ups; for a found answer,
+    where votes can be kept, its record is kept under that id before the buttons carrying it are
+    posted."""
+    try:
+        suggestions = await service.suggest(question, answer)
+    except Exception:  # suggestions are an extra: they never cost the answer
+        logger.exception("suggested follow-ups failed; answering without them")
+        suggestions = ()
+    question_id = new_question_id()  # also names the footer's blocks, unique per message
+    if feedback is None or key is None or not answer.found:
+        return AnswerFooter(question_id=question_id, suggestions=suggestions)
+    await feedback.keep_answer(
+        AnswerRecord(
+            question_id=question_id,
+            platform=key.platform,
+            workspace=key.workspace,
+            channel=key.channel,
+            thread=key.thread,
+            answer=plain_answer(answer, service.config),
+            passage_ids=tuple(dict.fromkeys(c.passage.id for c in answer.citations)),
+            collections=tuple(o.name for o in answer.outcomes),
+        )
+    )
+    return AnswerFooter(question_id=question_id, suggestions=suggestions)
 
 
 async def _finish_interrupted(thread: ChatThread, writer: StatusWriter) -> None:

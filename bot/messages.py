@@ -252,3 +252,30 @@ TEAMS_USAGE = (
     "- `in:a,b` anywhere in the question limits the search to those collections.\n"
     "- `list` shows the collections; `help` shows this."
 )
+
+
+# Feedback on answers and suggested follow-ups (every platform).
+FEEDBACK_THANKS = "Thanks for the feedback: glad it helped."
+FEEDBACK_NOT_KEPT = "Thanks for the feedback. It could not be saved right now, sorry."
+FEEDBACK_REASON_THANKS = "Thanks: your feedback was recorded and helps improve the answers."
+FEEDBACK_UP_LABEL = "Helpful"
+FEEDBACK_DOWN_LABEL = "Not helpful"
+FEEDBACK_FORM_TITLE = "What was wrong?"
+FEEDBACK_FORM_SUBMIT = "Send"
+FEEDBACK_FORM_CANCEL = "Cancel"
+FEEDBACK_FORM_INTRO = "Tell us what was wrong with the answer. Only the Confer team reads this."
+FEEDBACK_FORM_REASON = "Reason"
+FEEDBACK_FORM_COMMENT = "Anything else? (optional)"
+FEEDBACK_REASONS = {
+    "wrong": "Wrong",
+    "incomplete": "Incomplete",
+    "outdated": "Out of date",
+    "other": "Other",
+}
+SUGGESTIONS_LABEL = "Ask next:"
+SUGGESTION_ALREADY_ASKED = "That follow-up was already asked in this thread: its answer is there."
+
+
+def ask_in(title: str) -> str:
+    """A suggested follow-up that asks the same question in another collection."""
+    return f"Ask in {title}"

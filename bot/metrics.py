@@ -183,7 +183,7 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
         ),
         memory_unavailable=Counter(
             "confer_memory_unavailable",
-            "Thread memory reads or writes that failed (answered without memory), by operation.",
+            "Thread memory or feedback store operations that failed (answered without them), by operation.",
             ["operation"],
             registry=registry,
         ),

@@ -3,6 +3,7 @@
 import hashlib
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bot.messages import (
@@ -17,7 +18,18 @@ from bot.messages import (
     partial_note,
 )
 from graph.models import Answer, AnswerSentence, FindingStatus
+from graph.suggestions import Suggestion
 from retrieval.collections import CollectionsConfig
+
+
+@dataclass(frozen=True)
+class AnswerFooter:
+    """What a posted answer carries under its sources, on every platform: the question id its
+    feedback buttons send back (``""``: no feedback buttons), and suggested follow-ups."""
+
+    question_id: str = ""
+    suggestions: tuple[Suggestion, ...] = ()
+
 
 _END = re.compile(r"([.!?…]+[\"')\]]*)$")
 

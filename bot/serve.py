@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import build_service
 from bot.dedupe import EventDeduplicator, build_deduplicator
+from bot.feedback import FeedbackDesk, FeedbackStore, FeedbackUnavailableError, build_feedback_store
 from bot.memory import MemoryUnavailableError, ThreadMemory, build_thread_memory
 from bot.metrics import ConferMetrics, build_metrics
 from bot.ratelimit import build_budget
@@ -74,6 +75,7 @@ class ConferServer:
     teams: TeamsSurface | None = None
     memory: ThreadMemory | None = None
     _budget_redis: Redis | None = None
+    feedback: FeedbackStore | None = None
 
     async def ready(self) -> bool:
         """Taking questions, the search backend answers, and every collection has passages."""
@@ -148,8 +150,20 @@ class ConferServer:
         except MemoryUnavailableError as exc:
             raise SettingsError([str(exc)]) from None
         self.memory.start_sweeping()
+        try:
+            self.feedback = await build_feedback_store(
+                data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
+            )
+        except FeedbackUnavailableError as exc:
+            raise SettingsError([str(exc)]) from None
+        self.feedback.start_sweeping()
         if self.teams is not None:
             self.teams.conversations = Conversations(memory=self.memory, metrics=self.metrics)
+            self.teams.feedback = self.desk
+
+    @property
+    def desk(self) -> FeedbackDesk:
+        return FeedbackDesk(store=self.feedback, metrics=self.metrics)
 
     async def _build_bolt(self) -> AsyncApp:
         settings = self.settings
@@ -170,6 +184,7 @@ class ConferServer:
             scheduler=self.scheduler,
             status_interval=self.status_interval,
             progress=settings.slack_progress,
+            feedback=self.desk,
         )
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         return build_slack_app(
@@ -209,6 +224,8 @@ class ConferServer:
             await self._budget_redis.aclose()
         if self.memory is not None:
             await self.memory.close()
+        if self.feedback is not None:
+            await self.feedback.close()
         await self.service.close()
         session = getattr(self.client, "session", None)
         if session is not None:
@@ -284,6 +301,8 @@ async def run_server(settings: ConferSettings) -> int:
     except BaseException:
         if server.memory is not None:  # its database thread would keep the process alive
             await server.memory.close()
+        if server.feedback is not None:
+            await server.feedback.close()
         raise
     settle_heap()
     await stop.wait()

@@ -23,6 +23,7 @@ from graph.models import Answer, Question
 from graph.planning import CollectionAccessError, check_requested
 from graph.question import extract_targets
 from graph.runner import stream_research
+from graph.suggestions import Suggestion, suggest_followups
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.errors import ConferError
@@ -199,6 +200,18 @@ class ResearchService:
                 },
             )
             logger.debug("question text", extra={"question_id": question_id, "text": question.text})
+
+    async def suggest(self, question: Question, answer: Answer) -> tuple[Suggestion, ...]:
+        """Up to three follow-ups the answer leaves open (``graph.suggestions``): the model's when one
+        is configured, else (or when it fails) the heuristic's."""
+        suggestions = await suggest_followups(question.text, answer, llm=self.llm)
+        if suggestions.fallback_reason:
+            self.metrics.llm_fallbacks.labels("suggest").inc()
+            logger.warning(
+                "model not used for suggestions; fell back",
+                extra={"stage": "suggest", "reason": suggestions.fallback_reason},
+            )
+        return suggestions.items
 
     async def close(self) -> None:
         await self.backend.close()

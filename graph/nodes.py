@@ -436,7 +436,7 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
             if answer is not None:
                 return answer
             runtime.stream_writer(LLMFallback(stage="synthesis", reason="no verified sentences"))
-    answer = synthesize_extractive(plan_, findings, context.limits)
+    answer = synthesize_extractive(plan_, findings, context.limits, languages=_languages(context, plan_))
     if not answer.found:
         answer = await _answer_from_elsewhere(context, state["question"], plan_, findings, answer)
     return answer
@@ -452,7 +452,16 @@ async def _answer_from_elsewhere(
     if plan_.routing in ("explicit", "channel_default"):
         return answer.model_copy(update={"suggested": names})
     wider = plan_.model_copy(update={"tasks": (*plan_.tasks, *tasks)})
-    return synthesize_extractive(wider, [*findings, *extra], context.limits)
+    return synthesize_extractive(
+        wider, [*findings, *extra], context.limits, languages=_languages(context, wider)
+    )
+
+
+def _languages(context: GraphContext, plan_: Plan) -> set[str]:
+    """The languages the plan's collections declare their documents to be in."""
+    return {
+        context.collections[t.collection].language for t in plan_.tasks if t.collection in context.collections
+    }
 
 
 async def respond_directly(state: ResearchState) -> dict[str, Answer]:

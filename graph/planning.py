@@ -9,6 +9,7 @@ from graph.question import comparison_sides
 from graph.schemas import PlanOutput
 from retrieval.collections import Collection
 from retrieval.errors import ConferError
+from retrieval.language import language_name
 from retrieval.text import stem, stems, terms, unique
 
 # Words too generic to count as naming a collection ("the security policy" names security).
@@ -140,7 +141,8 @@ def plan_message(question: str, candidates: Sequence[Collection]) -> str:
     lines = [f"Question: {quote_untrusted(question)}", "", "Collections:"]
     for c in candidates:
         keywords = f" Focus: {', '.join(c.keywords)}." if c.keywords else ""
-        lines.append(f"- {c.name}: {c.title}. {c.description}{keywords}")
+        language = f" Documents in: {language_name(c.language)}."
+        lines.append(f"- {c.name}: {c.title}. {c.description}{keywords}{language}")
     return "\n".join(lines)
 
 

@@ -1,6 +1,7 @@
 """Reading a question: ``in:a,b`` targets, and what kind of question it is."""
 
 import re
+from typing import Literal
 
 from graph.models import QuestionKind
 from retrieval.text import STOPWORDS, terms, words
@@ -211,3 +212,44 @@ def key_entities(text: str, *, language: str = "en") -> tuple[str, ...]:
         sentence_start = False
     close()
     return tuple(dict.fromkeys(e for e in found if any(w not in STOPWORDS for w in words(e))))
+
+
+AnswerType = Literal["date", "number", "name", "any"]
+
+# What an English question asks for, from its wording: a date ("when", "what year"), a number
+# ("how many", "what population"), a name ("who", "where", "which city"), or anything.
+_DATE_ASK_RE = re.compile(
+    r"^\s*when\b|\b(what|which) (year|decade|century|date|month)\b|\bsince when\b|\bhow long ago\b",
+    re.IGNORECASE,
+)
+_NUMBER_ASK_RE = re.compile(
+    r"\bhow (many|much|long|tall|old|far|high|large|big|wide|deep|heavy)\b|"
+    r"\bwhat (is|was|were|are) the (population|number|height|length|age|capacity|area|size|"
+    r"distance|elevation|attendance|total|amount|budget|revenue)\b",
+    re.IGNORECASE,
+)
+_NAME_ASK_RE = re.compile(
+    r"^\s*(who|whom|whose|where)\b|\b(who|whom|whose)\b|\bwhere\b|"
+    r"\b(what|which) (\w+ ){0,2}(city|town|country|state|county|village|region|place|person|man|"
+    r"woman|actor|actress|singer|band|group|team|club|company|firm|university|school|author|writer|"
+    r"director|film|movie|album|song|station|network|party|league|brand)\b",
+    re.IGNORECASE,
+)
+# A question opening with a verb asks yes or no ("Were both X and Y American?").
+_YES_NO_RE = re.compile(
+    r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE
+)
+
+
+def expected_answer(text: str) -> AnswerType:
+    """What kind of thing an English question asks for: a date, a number, a name, or anything
+    (other questions, and yes-or-no questions, which a quoted sentence answers by its content)."""
+    if _YES_NO_RE.match(text):
+        return "any"
+    if _DATE_ASK_RE.search(text):
+        return "date"
+    if _NUMBER_ASK_RE.search(text):
+        return "number"
+    if _NAME_ASK_RE.search(text):
+        return "name"
+    return "any"

@@ -10,13 +10,14 @@ carries enough of the key terms; otherwise Confer says plainly that it found not
 """
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from graph.question import key_entities, key_terms
+from graph.question import AnswerType, expected_answer, key_entities, key_terms
 from retrieval.language import DEFAULT_LANGUAGE, FUNCTION_WORDS, detect_language, stem_in, stems_in
 from retrieval.passages import Passage
-from retrieval.text import words
+from retrieval.text import STOPWORDS, words
 
 # The best sentence must carry at least this share of the question's key-term weight (its own
 # words, plus its passage title at half weight) for the evidence to count as answering.
@@ -24,10 +25,25 @@ MIN_TERM_COVERAGE = 0.35
 # A key term whose weight is at least this share of the total is central to the ask: when no
 # retrieved passage has it at all, the documents do not answer the question.
 CENTRAL_TERM_SHARE = 0.2
+# A comparison is answered by two sentences (one a side): together they must carry this share.
+MIN_JOINT_COVERAGE = 0.4
 # Not covered when the key terms that no retrieved passage has make up this share of the weight.
 MAX_MISSING_SHARE = 0.5
-# How much of the ask the best sentences carry together (reported; a comparison's two sides).
+# How much of the ask the best sentences carry together (a comparison's two sides).
 JOINT_SENTENCES = 2
+# The question's entities must be what retrieved passages are *about* (their title or the opening
+# of their text names it), not only mentioned in passing: a paragraph naming "Big Stone Gap" is no
+# evidence about the film when the film's own paragraph is missing. For a comparison, the
+# entities weighing at least this share of the entities' key-term weight must be such subjects.
+MIN_SUBJECT_SHARE = 0.5
+# For other questions, the subject share plus the best passage's key-term coverage must reach
+# this (either may compensate the other: a question whose entity is named only inside the
+# answering passage, as a stage name or a formula, still counts when that passage covers the ask).
+MIN_SUBJECT_AND_PASSAGE = 0.75
+# A passage is about an entity its text names within this many words more than the entity has.
+OPENING_SLACK = 3
+# How many of the best retrieved passages are read for their coverage of the ask.
+PASSAGES_COVERING = 10
 
 
 @dataclass(frozen=True)
@@ -37,6 +53,8 @@ class QuestionFocus:
     weights: dict[str, float]  # key-term stem -> weight
     entities: tuple[tuple[str, ...], ...]  # each entity's content words (lower case)
     language: str = DEFAULT_LANGUAGE  # the question's; its stemmer is used on both sides
+    asks: AnswerType = "any"  # what the question asks for (English questions only)
+    question_words: frozenset[str] = frozenset()  # the question's own words (lower case)
 
     def stems(self, text: str) -> set[str]:
         return stems_in(text, self.language)
@@ -65,7 +83,40 @@ def focus_of(question: str, passages: Sequence[Passage], *, extra: Iterable[str]
         content = tuple(w for w in words(entity) if stem_in(w, language) not in skip)
         if content:
             entities.append(content)
-    return QuestionFocus(weights=weights, entities=tuple(dict.fromkeys(entities)), language=language)
+    return QuestionFocus(
+        weights=weights,
+        entities=tuple(dict.fromkeys(entities)),
+        language=language,
+        asks=expected_answer(question) if language == DEFAULT_LANGUAGE else "any",
+        question_words=frozenset(words(question)),
+    )
+
+
+_YEAR_RE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b")
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+_NUMBER_WORDS = frozenset(
+    """two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
+    hundred thousand million billion dozen""".split()
+)
+_CAPITALIZED_RE = re.compile(r"(?<=[\s(\"“,;])([A-Z][\w'’.-]*)")
+
+
+def offers_answer(focus: QuestionFocus, sentence: str) -> bool:
+    """Whether the sentence holds something of the kind the question asks for (a date, a number,
+    a name) that the question does not already say: what an answering sentence adds."""
+    if focus.asks == "any":
+        return False
+    asked = focus.question_words
+    if focus.asks == "date":
+        years = [y for y in _YEAR_RE.findall(sentence) if y not in asked]
+        return bool(years) or any(w in _MONTHS and w not in asked for w in words(sentence))
+    if focus.asks == "number":
+        return any((_has_digit(w) or w in _NUMBER_WORDS) and w not in asked for w in words(sentence))
+    return any(
+        w.lower() not in asked and w.lower() not in STOPWORDS for w in _CAPITALIZED_RE.findall(sentence)
+    )
 
 
 def term_coverage(focus: QuestionFocus, sentence: str, title: str) -> float:
@@ -120,18 +171,56 @@ class Coverage:
     joint_coverage: float = 0.0
     missing_share: float = 0.0
     unnamed_entities: tuple[str, ...] = ()  # named by no retrieved passage at all
+    subject_share: float = 1.0  # key-term weight of the entities some retrieved passage is about
+    passage_coverage: float = 0.0  # the best retrieved passage's share of the key-term weight
+
+
+def _opening_words(passage: Passage, count: int) -> list[str]:
+    """The first ``count`` words of the passage's text after any heading line (its title)."""
+    text = passage.text
+    first_line, _, rest = text.partition("\n")
+    if rest and first_line.strip() and first_line.strip() in passage.title:
+        text = rest
+    return words(text[: 40 * count])[:count]
+
+
+def subject_share(focus: QuestionFocus, retrieved: Sequence[Passage]) -> float:
+    """Share of the entities' key-term weight held by entities that a retrieved passage is about:
+    its title names the entity, or its text opens with it (within a few words). 1.0 when the
+    question names no entity."""
+    if not focus.entities:
+        return 1.0
+    titles = [set(words(p.title)) for p in retrieved]
+    longest = max(len(e) for e in focus.entities) + OPENING_SLACK
+    openings = [_opening_words(p, longest) for p in retrieved]  # read once, sliced per entity
+    weights = []
+    for entity in focus.entities:
+        weight = sum(focus.weights.get(stem_in(w, focus.language), 0.0) for w in entity)
+        reach = len(entity) + OPENING_SLACK
+        about = any(names_entity(entity, t) for t in titles) or any(
+            names_entity(entity, set(opening[:reach])) for opening in openings
+        )
+        weights.append((weight, about))
+    total = sum(w for w, _ in weights)
+    if not total:
+        return 1.0
+    return sum(w for w, about in weights if about) / total
 
 
 def assess_coverage(
     focus: QuestionFocus,
     best: Sequence[tuple[str, Passage]],
     retrieved: Sequence[Passage],
+    *,
+    comparison: bool = False,
 ) -> Coverage:
     """Does the evidence answer the question? ``best`` holds the top sentences with their passages.
 
     Not covered when a key entity is named by no retrieved passage, when the key terms that no
-    retrieved passage has carry too much of the question's weight, or when even the best sentence
-    carries too little of the key terms. (The thresholds were chosen on the not-found suite of
+    retrieved passage has carry too much of the question's weight, when even the best sentence
+    carries too little of the key terms, or when the question's entities are not what the
+    retrieved passages are about (for a comparison, its sides; for other questions, unless the
+    best passage covers the ask well). (The thresholds were chosen on the not-found suite of
     ``confer eval``: hidden evidence against answerable questions; see README.)
     """
     if focus.empty:
@@ -157,7 +246,17 @@ def assess_coverage(
     joint = " ".join(text for text, _ in best[:JOINT_SENTENCES])
     joint_titles = " ".join(p.title for _, p in best[:JOINT_SENTENCES])
     joint_coverage = term_coverage(focus, joint, joint_titles) if focus.total else 1.0
-    found = not unnamed and missing_share < MAX_MISSING_SHARE and best_coverage >= MIN_TERM_COVERAGE
+    subjects = subject_share(focus, retrieved)
+    passage_coverage = max(
+        (term_coverage(focus, p.text, p.title) for p in retrieved[:PASSAGES_COVERING]), default=0.0
+    )
+    about = (
+        subjects >= MIN_SUBJECT_SHARE
+        if comparison
+        else subjects + passage_coverage >= MIN_SUBJECT_AND_PASSAGE
+    )
+    carried = joint_coverage >= MIN_JOINT_COVERAGE if comparison else best_coverage >= MIN_TERM_COVERAGE
+    found = not unnamed and missing_share < MAX_MISSING_SHARE and carried and about
     return Coverage(
         found=found,
         missing_entities=missing_entities,
@@ -166,4 +265,6 @@ def assess_coverage(
         joint_coverage=round(joint_coverage, 4),
         missing_share=round(missing_share, 4),
         unnamed_entities=unnamed,
+        subject_share=round(subjects, 4),
+        passage_coverage=round(passage_coverage, 4),
     )

@@ -4,8 +4,9 @@ citation checked against the passages retrieved in this run."""
 
 import logging
 import math
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from graph.citations import best_quote, check, is_supported, split_cited
@@ -32,6 +33,7 @@ from graph.relevance import (
     bears_on,
     entity_share,
     focus_of,
+    offers_answer,
     term_coverage,
 )
 from graph.schemas import AnswerOutput
@@ -51,6 +53,14 @@ SIDE_SHARE = 0.6
 PASSAGES_READ = 10
 RELEVANCE_WEIGHT = 0.8
 LEAD_BONUS = 0.1
+# A sentence holding what the question asks for (a date for "when", a number for "how many", a
+# name for "who"), beyond what the question says, is likelier to answer it.
+ANSWER_BONUS = 0.1
+# Picking the answer's sentences one by one, key terms a kept sentence already carries count
+# this much less: the next sentence should carry the rest of the ask (a bridge's second hop).
+COVERED_DISCOUNT = 1.0
+# Passages added after a kept sentence that names their subject (a bridge's second hop).
+MAX_HOPS = 2
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
@@ -243,7 +253,8 @@ def _ranked_claims(
                     focus, claim.text + " " + passage.title
                 )
             lead = LEAD_BONUS if _opens(claim.text, passage) else 0.0
-            score = RELEVANCE_WEIGHT * relevance + (1 - RELEVANCE_WEIGHT) * retrieval + lead
+            offers = ANSWER_BONUS if not blind and offers_answer(focus, claim.text) else 0.0
+            score = RELEVANCE_WEIGHT * relevance + (1 - RELEVANCE_WEIGHT) * retrieval + lead + offers
             # Drafted claims passed their branch's own cut; a sentence read here must earn its
             # place by carrying two of the question's key terms, or by being about its entity.
             if (
@@ -280,7 +291,8 @@ def choose_claims(
         {c for _, _, c, _ in ranked} if plan.kind == "comparative" and not side_words else set()
     )
     must_sides: list[set[str]] = [w for w in side_words if w]
-    for score, claim, collection, passage in ranked:
+    covered: set[str] = set()
+    for score, claim, collection, passage in _by_novelty(focus, ranked, covered, limits.answer_sentences):
         own = stems(claim.text)
         duplicate = next((i for i, other in enumerate(kept_stems) if jaccard(own, other) >= DUPLICATE), None)
         if duplicate is not None:
@@ -302,13 +314,40 @@ def choose_claims(
         kept.append((claim, collection))
         kept_passages.append(passage)
         kept_stems.append(own)
-    _add_followed(findings, ranked, kept, kept_passages, kept_stems)
+        covered |= focus.stems(claim.text) & focus.weights.keys()
+    linked = merge_passages(findings)[:PASSAGES_READ] if plan.kind != "comparative" else ()
+    _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
-    coverage = assess_coverage(focus, best, merge_passages(findings))
+    coverage = assess_coverage(focus, best, merge_passages(findings), comparison=plan.kind == "comparative")
     if coverage.found:
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
+
+
+def _by_novelty(
+    focus: QuestionFocus,
+    ranked: Sequence[tuple[float, Claim, str, Passage]],
+    covered: set[str],
+    picks: int,
+) -> Iterator[tuple[float, Claim, str, Passage]]:
+    """The ranked claims, the first ``picks`` of them chosen one at a time: each time the claim
+    whose score, with the key terms already ``covered`` (updated by the caller between picks)
+    counting ``COVERED_DISCOUNT`` less, is highest; then the rest in score order."""
+    pending = list(ranked)
+    total = focus.total
+    hits = [focus.stems(claim.text) & focus.weights.keys() for _, claim, _, _ in pending]
+    discount = RELEVANCE_WEIGHT * 0.75 * COVERED_DISCOUNT / total if total else 0.0
+    for _ in range(picks):
+        if not pending:
+            return
+        best = max(
+            range(len(pending)),
+            key=lambda i: pending[i][0] - discount * sum(focus.weights[s] for s in hits[i] & covered),
+        )
+        hits.pop(best)
+        yield pending.pop(best)
+    yield from pending
 
 
 def _best(
@@ -318,35 +357,85 @@ def _best(
 
 
 def _add_followed(
+    focus: QuestionFocus,
     findings: Sequence[Finding],
     ranked: Sequence[tuple[float, Claim, str, Passage]],
     kept: list[tuple[Claim, str]],
     kept_passages: list[Passage],
     kept_stems: list[set[str]],
+    *,
+    linked: Sequence[Passage] = (),
 ) -> None:
-    """The second hop of a bridge question: when a kept sentence names an entity a research round
-    followed up, the best sentence of the passage about that entity is kept right after it (it
-    rarely shares the question's words, yet it holds the answer)."""
+    """The second hop of a bridge question. When a kept sentence names an entity a research round
+    followed up, the best sentence of the passage about it is kept right after it (it rarely
+    shares the question's words, yet it holds the answer). When a kept sentence names the subject
+    of one of the ``linked`` passages (the run's best), that passage's sentence carrying most of
+    what the kept sentences leave out of the question (and the kind of thing it asks for) follows
+    it; at most ``MAX_HOPS`` of these."""
     followed = dict.fromkeys(f.entity for f in findings if f.round > 1 and f.entity and f.status == "ok")
-    for entity in followed:
-        named = next((i for i, (c, _) in enumerate(kept) if entity.lower() in c.text.lower()), None)
-        if named is None or any(is_about(p, entity) for p in kept_passages):
-            continue
-        hop = next(
+    targets: list[tuple[str, Passage | None]] = [(entity, None) for entity in followed]
+    targets += [(subject, p) for p in linked if len(subject := _subject(p)) > 2]
+    original = {c.text for c, _ in kept}
+    added = 0
+    for entity, about in targets:
+        if about is not None and added >= MAX_HOPS:
+            break
+        pattern = re.compile(rf"(?<!\w){re.escape(entity.lower())}(?!\w)")
+        named = next(
             (
-                (claim, collection, passage)
-                for _, claim, collection, passage in ranked
-                if is_about(passage, entity)
-                and all(jaccard(stems(claim.text), other) < DUPLICATE for other in kept_stems)
+                i
+                for i, ((c, _), p) in enumerate(zip(kept, kept_passages, strict=True))
+                if c.text in original
+                and (about is None or p.id != about.id)  # a passage naming its own subject is no hop
+                and pattern.search(c.text.lower())
             ),
             None,
         )
+        if named is None:
+            continue
+        if about is None and any(is_about(p, entity) for p in kept_passages):
+            continue
+        fresh = [
+            (score, claim, collection, passage)
+            for score, claim, collection, passage in ranked
+            if (is_about(passage, entity) if about is None else passage.id == about.id)
+            and all(jaccard(stems(claim.text), other) < DUPLICATE for other in kept_stems)
+        ]
+        # What the hop adds to the sentence that leads to it: the rest of the ask.
+        covered = focus.stems(kept[named][0].text) & focus.weights.keys()
+        hop = _completing(focus, fresh, covered)
+        if hop is None and about is None and fresh:
+            hop = fresh[0]
         if hop is None:
             continue
-        claim, collection, passage = hop
+        _, claim, collection, passage = hop
+        added += about is not None
         kept.insert(named + 1, (claim, collection))
         kept_passages.insert(named + 1, passage)
         kept_stems.insert(named + 1, stems(claim.text))
+
+
+def _completing(
+    focus: QuestionFocus, ranked: Sequence[tuple[float, Claim, str, Passage]], covered: set[str]
+) -> tuple[float, Claim, str, Passage] | None:
+    """The claim carrying most of the key terms not yet ``covered`` (and, as a tie-breaker, what
+    the question asks for); none when no claim carries any of them."""
+    best: tuple[float, Claim, str, Passage] | None = None
+    best_gain = 0.0
+    for item in ranked:
+        new = (focus.stems(item[1].text) & focus.weights.keys()) - covered
+        gain = sum(focus.weights[s] for s in new)
+        if gain <= 0:
+            continue
+        gain += ANSWER_BONUS * focus.total * offers_answer(focus, item[1].text)
+        if gain > best_gain:
+            best, best_gain = item, gain
+    return best
+
+
+def _subject(passage: Passage) -> str:
+    """What a passage is about, from its title (without a parenthesis or a comma's qualifier)."""
+    return passage.title.split(" (", 1)[0].split(",", 1)[0].strip()
 
 
 def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> list[tuple[Claim, str]]:
@@ -403,9 +492,16 @@ def build_answer(
     return answer, dropped
 
 
-def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> Answer:
+def synthesize_extractive(
+    plan: Plan,
+    findings: Sequence[Finding],
+    limits: ResearchLimits,
+    *,
+    languages: Collection[str] = (DEFAULT_LANGUAGE,),
+) -> Answer:
     """The answer, best sentence first; or, when the evidence does not cover the question, no
-    answer sentences and at most one clearly labelled closest sentence."""
+    answer sentences and at most one clearly labelled closest sentence (and the question's
+    language when it is none of ``languages``, the searched collections' documents')."""
     selection = choose_claims(plan, findings, limits, from_passages=True)
     if selection.coverage.found:
         answer, _ = build_answer(plan, findings, selection.claims)
@@ -425,7 +521,7 @@ def synthesize_extractive(plan: Plan, findings: Sequence[Finding], limits: Resea
         update={
             "sections": (),
             "closest": closest,
-            "other_language": language if language != DEFAULT_LANGUAGE else "",
+            "other_language": language if language not in languages else "",
         }
     )
 

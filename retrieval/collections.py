@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from retrieval.errors import CollectionsFileError
+from retrieval.language import DEFAULT_LANGUAGE, SNOWBALL
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 ANY_CHANNEL = "*"
@@ -26,6 +27,16 @@ class Collection(BaseModel):
     keywords: tuple[str, ...] = ()
     index: str = ""
     sources: tuple[str, ...] = Field(min_length=1)
+    # The language the documents are written in (ISO 639-1): a model plans this collection's
+    # queries in it, and a "not found" says when the question is in another one.
+    language: str = DEFAULT_LANGUAGE
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        if value not in SNOWBALL:
+            raise ValueError(f"must be one of {', '.join(sorted(SNOWBALL))}")
+        return value
 
     @field_validator("index")
     @classmethod

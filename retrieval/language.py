@@ -85,6 +85,11 @@ def detect_language(text: str) -> str:
     return best
 
 
+def language_name(code: str) -> str:
+    """The English name of a language Confer stems ("de" -> "German")."""
+    return SNOWBALL.get(code, code).capitalize()
+
+
 @lru_cache(maxsize=16)
 def _stemmer(language: str) -> Any:
     return snowballstemmer.stemmer(SNOWBALL.get(language, "english"))

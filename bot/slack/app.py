@@ -1,4 +1,5 @@
-"""The Bolt app: mentions, ``/ask``, feedback buttons; each question answered in its thread."""
+"""The Bolt app: mentions, ``/ask``, feedback buttons and suggested follow-ups; each question
+answered in its thread."""
 
 import logging
 import re
@@ -15,22 +16,34 @@ from bot import messages
 from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
 from bot.conversation import answer_in_thread
 from bot.dedupe import EventDeduplicator
+from bot.feedback import REASONS, VOTES, FeedbackDesk, Place, Reason, Vote
 from bot.memory import ThreadKey
 from bot.metrics import ConferMetrics
 from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
 from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService, Surface
 from bot.settings import SettingsError
-from bot.slack.blocks import answer_message
+from bot.slack.blocks import (
+    COMMENT_BLOCK,
+    FEEDBACK_ACTION,
+    FEEDBACK_FORM,
+    LEGACY_FEEDBACK_ACTIONS,
+    REASON_BLOCK,
+    answer_message,
+    feedback_form,
+)
 from bot.slack.followups import SlackConversations, parse_message, thread_key
 from bot.slack.gateway import ResponseUrlError, SlackCallError, SlackGateway, respond
 from bot.slack.mrkdwn import neutralize
 from bot.slack.payloads import (
+    BlockAction,
     Mention,
     PayloadError,
     SlashCommand,
     is_user_id,
+    parse_block_action,
     parse_command,
+    parse_feedback_form,
     parse_mention,
     plain_text,
     strip_bot_mention,
@@ -38,6 +51,7 @@ from bot.slack.payloads import (
 from bot.slack.stream import EditOnlyWorkspaces, ProgressMode, StreamedSlackThread
 from bot.slack.thread import SlackThread, post_message
 from bot.threads import Prepared
+from bot.turns import TurnGate
 from graph.followup import Standalone, subject_of
 from graph.models import Answer, Question
 from graph.planning import CollectionAccessError
@@ -45,6 +59,7 @@ from graph.planning import CollectionAccessError
 logger = logging.getLogger(__name__)
 
 COMMAND = "/ask"
+LISTENERS_PER_TURN = 16
 
 
 @dataclass
@@ -58,6 +73,7 @@ class SlackResponder:
     progress: ProgressMode = "stream"
     stream_interval: float = 0.25  # streamed plans: at most about 4 appends a second per message
     workspaces: EditOnlyWorkspaces = field(default_factory=EditOnlyWorkspaces)
+    feedback: FeedbackDesk | None = None
 
     async def post(self, channel: str, thread_ts: str | None, text: str, **extra: Any) -> dict[str, Any]:
         return await post_message(self.gateway, channel, thread_ts, text, **extra)
@@ -120,6 +136,8 @@ class SlackResponder:
             status_interval=interval,
             on_undelivered=on_undelivered,
             searching=searching,
+            key=thread_key(team, channel, thread_ts),
+            feedback=self.feedback,
         )
 
 
@@ -201,9 +219,13 @@ def build_slack_app(
     )
     service = responder.service
     scheduler = responder.scheduler
+    # Bolt runs each event's listener after its ack: a burst's listeners start together, so they
+    # go on at most LISTENERS_PER_TURN per turn of the event loop (``bot.turns``).
+    turns = TurnGate(LISTENERS_PER_TURN)
 
     @app.event("app_mention")
     async def on_mention(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        await turns.enter()
         try:
             mention = parse_mention(body)
         except PayloadError:
@@ -263,6 +285,7 @@ def build_slack_app(
         """A reply in a thread Confer answered, or a direct message; everything else is ignored."""
         if conversations is None or not conversations.followups:
             return
+        await turns.enter()
         message = parse_message(body, context.bot_user_id)
         if message is None or message.place is None:
             return
@@ -342,17 +365,120 @@ def build_slack_app(
         await ack()
         scheduler.submit(_answer_command(responder, metrics, command, question, conversations))
 
-    @app.action(re.compile(r"^feedback_(up|down)$"))
+    @app.action(FEEDBACK_ACTION)
+    @app.action(re.compile(rf"^({'|'.join(LEGACY_FEEDBACK_ACTIONS)})$"))
     async def on_feedback(ack: AsyncAck, body: dict[str, Any]) -> None:
+        """👍: stored and thanked privately; 👎: stored, then a short form asks why."""
         await ack()
-        actions = body.get("actions") or [{}]
-        vote = "up" if actions[0].get("action_id") == "feedback_up" else "down"
-        metrics.feedback.labels(vote).inc()
-        logger.info(
-            "answer feedback", extra={"vote": vote, "answer": str(actions[0].get("block_id", ""))[:40]}
-        )
+        try:
+            click = parse_block_action(body)
+        except PayloadError:
+            logger.warning("ignored a malformed feedback click")
+            return
+        parsed = _feedback_vote(click)
+        if parsed is None:
+            logger.warning("ignored a feedback click with an unknown value")
+            return
+        vote, question_id = parsed
+        place = Place("slack", click.team, click.channel)
+        desk = responder.feedback or FeedbackDesk(store=None, metrics=metrics)
+        stored = await desk.vote(question_id, vote, place=place)
+        if vote == "down" and stored is not None and click.trigger_id:
+            view = feedback_form(vote_id=stored.id, channel=click.channel, thread_ts=click.thread_ts)
+            try:
+                await responder.gateway.call("views.open", trigger_id=click.trigger_id, view=view)
+                return
+            except SlackCallError as error:
+                logger.warning("could not open the feedback form", extra={"error": error.error})
+        thanks = messages.FEEDBACK_THANKS if stored is not None else messages.FEEDBACK_NOT_KEPT
+        if vote == "down" and stored is not None:
+            thanks = messages.FEEDBACK_REASON_THANKS
+        await responder.ephemeral(click.channel, click.user, thanks, click.thread_ts or None)
+
+    @app.view(FEEDBACK_FORM)
+    async def on_feedback_form(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        try:
+            form = parse_feedback_form(body, reason_block=REASON_BLOCK, comment_block=COMMENT_BLOCK)
+        except PayloadError:
+            logger.warning("ignored a malformed feedback form")
+            return
+        reason: Reason = next((r for r in REASONS if r == form.reason), "other")
+        desk = responder.feedback or FeedbackDesk(store=None, metrics=metrics)
+        kept = await desk.explain(form.vote_id, reason, form.comment)
+        thanks = messages.FEEDBACK_REASON_THANKS if kept else messages.FEEDBACK_NOT_KEPT
+        await responder.ephemeral(form.channel, form.user, thanks, form.thread_ts or None)
+
+    @app.action(re.compile(r"^suggest_\d+$"))
+    async def on_suggestion(ack: AsyncAck, body: dict[str, Any]) -> None:
+        """A suggested follow-up: asked in the clicked answer's thread, as if the clicker had
+        replied there (the channel's policy, admission and thread memory apply; asked once)."""
+        await ack()
+        try:
+            click = parse_block_action(body)
+        except PayloadError:
+            logger.warning("ignored a malformed suggestion click")
+            return
+        thread = click.thread_ts
+        dm = click.channel.startswith("D")
+        if not thread and not dm:
+            logger.warning("ignored a suggestion click outside a thread")
+            return
+        surface: Surface = "followup" if thread else "dm"
+        key = thread_key(click.team, click.channel, thread or "dm")
+        text = plain_text(click.value)
+        try:
+            if conversations is None:
+                prepared = None
+                question = service.make_question(text, channel=click.channel)
+            else:
+                prepared = await conversations.prepare(service, key, text, channel=click.channel)
+                question = prepared.question
+        except EmptyQuestionError:
+            service.record_rejected(surface)
+            return
+        except CollectionAccessError as error:
+            await responder.ephemeral(click.channel, click.user, _access_message(error), thread or None)
+            service.record_rejected(surface)
+            return
+        if not await dedupe.first_delivery(
+            f"suggest:{click.channel}:{thread}:{click.block_id}:{click.action_id}"
+        ):
+            metrics.events_deduplicated.inc()
+            await responder.ephemeral(
+                click.channel, click.user, messages.SUGGESTION_ALREADY_ASKED, thread or None
+            )
+            return
+        try:
+            scheduler.submit(
+                _answer_and_remember(
+                    responder.answer(
+                        team=click.team,
+                        channel=click.channel,
+                        thread_ts=thread,
+                        question=question,
+                        surface=surface,
+                        searching=(prepared.searching if prepared is not None else "") or question.text,
+                    ),
+                    conversations,
+                    key,
+                    prepared,
+                )
+            )
+        except ShuttingDownError:
+            await responder.ephemeral(click.channel, click.user, messages.SHUTTING_DOWN, thread or None)
 
     return app
+
+
+def _feedback_vote(click: BlockAction) -> tuple[Vote, str] | None:
+    """The vote and the question id: ``up:<id>``/``down:<id>`` from feedback_buttons; the
+    action id (and no known question) from the plain buttons of answers posted before them."""
+    if click.action_id in LEGACY_FEEDBACK_ACTIONS:
+        return ("up" if click.action_id == LEGACY_FEEDBACK_ACTIONS[0] else "down"), ""
+    word, _, question_id = click.value.partition(":")
+    vote = next((v for v in VOTES if v == word), None)
+    return (vote, question_id[:40]) if vote is not None else None
 
 
 async def _answer_and_remember(

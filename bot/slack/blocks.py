@@ -1,13 +1,14 @@
 """Block Kit for the status message and the answer, within Slack's limits."""
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from bot import messages
 from bot.messages import following_up, partial_note
 from bot.progress import FINAL_PHASES, Row, StatusState
-from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text, source_labels
-from bot.slack.mrkdwn import neutralize, safe_link
+from bot.render import AnswerFooter, cite, collection_title, failed_collections, no_answer_text, source_labels
+from bot.slack.mrkdwn import neutralize, plain_label, safe_link
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
 
@@ -16,7 +17,13 @@ MAX_SECTION_CHARS = 3000
 MAX_CONTEXT_ELEMENTS = 10
 MAX_TOTAL_CHARS = 11_000  # msg_blocks_too_long has been seen near 13,000
 MAX_FALLBACK_CHARS = 3_900
-FEEDBACK_ACTIONS = ("feedback_up", "feedback_down")
+FEEDBACK_ACTION = "feedback"  # the feedback_buttons element; its values are "up:<id>" / "down:<id>"
+LEGACY_FEEDBACK_ACTIONS = ("feedback_up", "feedback_down")  # plain buttons on answers posted before
+SUGGEST_ACTION = "suggest_{n}"  # one per suggested follow-up; the value is the question to ask
+FEEDBACK_BLOCK = "feedback:{id}"
+SUGGEST_BLOCK = "suggest:{id}"
+MAX_BUTTON_CHARS = 75  # Slack's limit for a button's text
+MAX_VALUE_CHARS = 2000  # and for its value
 
 
 def status_text(state: StatusState, config: CollectionsConfig) -> str:
@@ -69,8 +76,68 @@ def _section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
-def answer_message(answer: Answer, config: CollectionsConfig) -> tuple[list[dict[str, Any]], str]:
-    """Blocks and plain fallback text of an answer; every document-derived string neutralized."""
+def answer_actions(
+    answer: Answer, footer: AnswerFooter | None, config: CollectionsConfig
+) -> list[dict[str, Any]]:
+    """The blocks under an answer's sources, for a posted answer and a stream's final blocks alike:
+    Slack's feedback buttons (a found answer with a question id), then up to three suggested
+    follow-ups as buttons (their text inert and within Slack's limits; the value is what a click
+    asks)."""
+    if footer is None:
+        return []
+    blocks: list[dict[str, Any]] = []
+    ident = footer.question_id
+    if answer.found and ident:
+        blocks.append(
+            {
+                "type": "context_actions",
+                "block_id": FEEDBACK_BLOCK.format(id=ident),
+                "elements": [
+                    {
+                        "type": "feedback_buttons",
+                        "action_id": FEEDBACK_ACTION,
+                        "positive_button": {
+                            "text": {"type": "plain_text", "text": "👍"},
+                            "accessibility_label": messages.FEEDBACK_UP_LABEL,
+                            "value": f"up:{ident}",
+                        },
+                        "negative_button": {
+                            "text": {"type": "plain_text", "text": "👎"},
+                            "accessibility_label": messages.FEEDBACK_DOWN_LABEL,
+                            "value": f"down:{ident}",
+                        },
+                    }
+                ],
+            }
+        )
+    buttons = []
+    for n, suggestion in enumerate(footer.suggestions[:3]):
+        value = suggestion.text
+        if len(value) > MAX_VALUE_CHARS:
+            continue
+        if suggestion.targets:
+            titles = ", ".join(collection_title(config, name) for name in suggestion.targets)
+            label = messages.ask_in(titles)
+        else:
+            label = suggestion.question
+        buttons.append(
+            {
+                "type": "button",
+                "action_id": SUGGEST_ACTION.format(n=n),
+                "text": {"type": "plain_text", "text": plain_label(label, MAX_BUTTON_CHARS), "emoji": False},
+                "value": value,
+            }
+        )
+    if buttons:
+        blocks.append({"type": "actions", "block_id": SUGGEST_BLOCK.format(id=ident), "elements": buttons})
+    return blocks
+
+
+def answer_message(
+    answer: Answer, config: CollectionsConfig, footer: AnswerFooter | None = None
+) -> tuple[list[dict[str, Any]], str]:
+    """Blocks and plain fallback text of an answer; every document-derived string neutralized.
+    ``footer``: feedback buttons and suggested follow-ups under the sources."""
     blocks: list[dict[str, Any]] = []
     fallback_parts: list[str] = []
     if not answer.found:
@@ -88,9 +155,9 @@ def answer_message(answer: Answer, config: CollectionsConfig) -> tuple[list[dict
         note = neutralize(partial_note(failed))
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"⚠️ {note}"}]})
         fallback_parts.append(note)
-    actions = feedback_actions(answer)
+    actions = answer_actions(answer, footer, config)
     blocks += source_blocks(answer, config, room=MAX_BLOCKS - len(blocks) - len(actions))
-    blocks = _fit(blocks + actions)
+    blocks = _fit(blocks, MAX_BLOCKS - len(actions)) + actions
     fallback = "\n\n".join(fallback_parts)
     if len(fallback) > MAX_FALLBACK_CHARS:
         fallback = fallback[: MAX_FALLBACK_CHARS - 1] + "…"
@@ -118,37 +185,16 @@ def source_blocks(answer: Answer, config: CollectionsConfig, *, room: int) -> li
     return blocks
 
 
-def feedback_actions(answer: Answer) -> list[dict[str, Any]]:
-    """The feedback buttons under a found answer (none under a greeting or a "nothing found")."""
-    if not answer.found:
-        return []
-    return [
-        {
-            "type": "actions",
-            "block_id": f"feedback:{answer_id(answer)}",
-            "elements": [
-                {
-                    "type": "button",
-                    "action_id": FEEDBACK_ACTIONS[0],
-                    "value": "up",
-                    "text": {"type": "plain_text", "text": "👍 Helpful"},
-                },
-                {
-                    "type": "button",
-                    "action_id": FEEDBACK_ACTIONS[1],
-                    "value": "down",
-                    "text": {"type": "plain_text", "text": "👎 Not helpful"},
-                },
-            ],
-        }
-    ]
-
-
-def stream_footer(answer: Answer, config: CollectionsConfig) -> list[dict[str, Any]]:
-    """A streamed answer's closing blocks (``chat.stopStream``): the same Sources and actions that
-    end a posted answer, within the message limits."""
-    actions = feedback_actions(answer)
-    return _fit(source_blocks(answer, config, room=MAX_BLOCKS - len(actions)) + actions)
+def stream_footer(
+    answer: Answer, config: CollectionsConfig, footer: AnswerFooter | None = None
+) -> list[dict[str, Any]]:
+    """A streamed answer's closing blocks (``chat.stopStream``): the same Sources, feedback buttons
+    and suggested follow-ups that end a posted answer, within the message limits."""
+    actions = answer_actions(answer, footer, config)
+    return (
+        _fit(source_blocks(answer, config, room=MAX_BLOCKS - len(actions)), MAX_BLOCKS - len(actions))
+        + actions
+    )
 
 
 def _size(blocks: Sequence[dict[str, Any]]) -> int:
@@ -161,9 +207,9 @@ def _size(blocks: Sequence[dict[str, Any]]) -> int:
     return total
 
 
-def _fit(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _fit(blocks: list[dict[str, Any]], max_blocks: int = MAX_BLOCKS) -> list[dict[str, Any]]:
     """Drop trailing source lines, then trailing answer sections, until within the size limits."""
-    blocks = blocks[:MAX_BLOCKS]
+    blocks = blocks[:max_blocks]
     while _size(blocks) > MAX_TOTAL_CHARS:
         sources = [i for i, b in enumerate(blocks) if b["type"] == "context" and len(b["elements"]) > 1]
         if sources:
@@ -175,3 +221,47 @@ def _fit(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             break
         del blocks[sections[-1]]
     return blocks
+
+
+FEEDBACK_FORM = "confer_feedback"  # the 👎 form's callback_id
+REASON_BLOCK = "reason"
+COMMENT_BLOCK = "comment"
+MAX_COMMENT_CHARS = 1000
+
+
+def feedback_form(*, vote_id: str, channel: str, thread_ts: str) -> dict[str, Any]:
+    """The short form a 👎 opens: a reason (wrong, incomplete, out of date, other) and optional
+    free text. ``private_metadata`` carries the stored vote and where to acknowledge it."""
+    options = [
+        {"text": {"type": "plain_text", "text": label}, "value": reason}
+        for reason, label in messages.FEEDBACK_REASONS.items()
+    ]
+    return {
+        "type": "modal",
+        "callback_id": FEEDBACK_FORM,
+        "private_metadata": json.dumps({"vote": vote_id, "channel": channel, "thread": thread_ts}),
+        "title": {"type": "plain_text", "text": messages.FEEDBACK_FORM_TITLE},
+        "submit": {"type": "plain_text", "text": messages.FEEDBACK_FORM_SUBMIT},
+        "close": {"type": "plain_text", "text": messages.FEEDBACK_FORM_CANCEL},
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": messages.FEEDBACK_FORM_INTRO}},
+            {
+                "type": "input",
+                "block_id": REASON_BLOCK,
+                "label": {"type": "plain_text", "text": messages.FEEDBACK_FORM_REASON},
+                "element": {"type": "radio_buttons", "action_id": REASON_BLOCK, "options": options},
+            },
+            {
+                "type": "input",
+                "block_id": COMMENT_BLOCK,
+                "optional": True,
+                "label": {"type": "plain_text", "text": messages.FEEDBACK_FORM_COMMENT},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": COMMENT_BLOCK,
+                    "multiline": True,
+                    "max_length": MAX_COMMENT_CHARS,
+                },
+            },
+        ],
+    }

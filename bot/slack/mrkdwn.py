@@ -52,3 +52,23 @@ def neutralize_markdown(text: str) -> str:
     own markup (emphasis, code, ``[label](url)`` links, headings, tables) backslash-escaped, so a
     document or a model can neither format nor link anything."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", neutralize(text))
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def plain_label(text: str, limit: int) -> str:
+    """Text from documents or a model made inert for a ``plain_text`` field (a button): no markup
+    characters, broadcasts, URLs or hosts; one line of at most ``limit`` characters (an ellipsis
+    marks a cut at a word boundary)."""
+    text = " ".join(_CONTROL.sub(" ", text).split())
+    text = text.replace("<", "‹").replace(">", "›").replace("&", "＆")
+    text = _BROADCAST.sub(lambda m: "@" + ZERO_WIDTH + m.group(1), text)
+    text = _URL_SCHEME.sub(lambda m: m.group(1) + ZERO_WIDTH + m.group(2), text)
+    text = unlink_hosts(text)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,;:") + "…"

@@ -1,5 +1,6 @@
 """Slack payloads parsed into our own models at the edge; nothing past here sees a raw dict."""
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -100,3 +101,68 @@ def strip_bot_mention(text: str, bot_user_id: str | None) -> str:
 
 def is_user_id(value: str) -> bool:
     return bool(re.fullmatch(r"[UW][A-Z0-9]{2,40}", value))
+
+
+class BlockAction(_Frozen):
+    """A click on a button of one of Confer's messages."""
+
+    team: str
+    channel: str
+    user: str
+    trigger_id: str = ""  # opens a modal within 3 seconds of the click
+    thread_ts: str = ""  # the thread of the clicked message ("" for a message outside threads)
+    action_id: str
+    block_id: str = ""
+    value: str = ""
+
+
+def parse_block_action(body: Mapping[str, Any]) -> BlockAction:
+    """The first action of a ``block_actions`` payload (a feedback_buttons click carries the clicked
+    button's value)."""
+    try:
+        action = (body.get("actions") or [])[0]
+        container = body.get("container") or {}
+        message = body.get("message") or {}
+        channel = (body.get("channel") or {}).get("id") or container.get("channel_id")
+        return BlockAction(
+            team=str((body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id") or ""),
+            channel=channel,
+            user=(body.get("user") or {})["id"],
+            trigger_id=str(body.get("trigger_id") or ""),
+            thread_ts=str(container.get("thread_ts") or message.get("thread_ts") or ""),
+            action_id=action["action_id"],
+            block_id=str(action.get("block_id") or ""),
+            value=str(action.get("value") or ""),
+        )
+    except (IndexError, KeyError, TypeError, AttributeError, ValidationError) as exc:
+        raise PayloadError("block action without channel, user or action") from exc
+
+
+class FeedbackForm(_Frozen):
+    """A submitted 👎 form: the reason, an optional comment, and where to acknowledge it."""
+
+    user: str
+    vote_id: str
+    channel: str
+    thread_ts: str = ""
+    reason: str
+    comment: str = ""
+
+
+def parse_feedback_form(body: Mapping[str, Any], *, reason_block: str, comment_block: str) -> FeedbackForm:
+    try:
+        view = body["view"]
+        values = view["state"]["values"]
+        metadata = json.loads(view.get("private_metadata") or "{}")
+        reason = values[reason_block][reason_block]["selected_option"]["value"]
+        comment = (values.get(comment_block) or {}).get(comment_block) or {}
+        return FeedbackForm(
+            user=body["user"]["id"],
+            vote_id=str(metadata.get("vote", "")),
+            channel=str(metadata["channel"]),
+            thread_ts=str(metadata.get("thread", "")),
+            reason=reason,
+            comment=str(comment.get("value") or ""),
+        )
+    except (KeyError, TypeError, AttributeError, ValueError, ValidationError) as exc:
+        raise PayloadError("feedback form without reason or metadata") from exc

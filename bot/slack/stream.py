@@ -29,7 +29,7 @@ from bot import messages
 from bot.metrics import ConferMetrics
 from bot.progress import FINAL_PHASES, Row, StatusState
 from bot.ratelimit import RetryLaterError
-from bot.render import cite, collection_title, failed_collections, no_answer_text
+from bot.render import AnswerFooter, cite, collection_title, failed_collections, no_answer_text
 from bot.slack.blocks import stream_footer
 from bot.slack.gateway import RateLimitedError, SlackCallError
 from bot.slack.mrkdwn import neutralize, neutralize_markdown
@@ -303,7 +303,7 @@ class StreamedSlackThread(SlackThread):
             except RetryLaterError:
                 continue  # the budget's pause holds the next attempt back
 
-    async def finish_stream(self, state: StatusState, answer: Answer) -> None:
+    async def finish_stream(self, state: StatusState, answer: Answer, footer: AnswerFooter) -> None:
         """The tasks' last states, the plan's summary, the answer's text and its footer: the text in
         pieces of at most 12,000 characters, the last of them with ``chat.stopStream``."""
         pieces = split_markdown(answer_markdown(answer, self.config))
@@ -318,11 +318,11 @@ class StreamedSlackThread(SlackThread):
                 channel=self.channel,
                 ts=self.stream_ts,
                 chunks=[*changes, *last],
-                blocks=stream_footer(answer, self.config),
+                blocks=stream_footer(answer, self.config, footer),
             )
         except SlackCallError as error:
             await self._break_off(error.error)
-            await self.post_answer(answer)
+            await self.post_answer(answer, footer)
             return
         self._stopped = True
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.progress import StatusState
 from bot.ratelimit import RetryLaterError
+from bot.render import AnswerFooter
 from bot.slack.blocks import answer_message, status_text
 from bot.slack.gateway import RateLimitedError, SlackCallError, SlackGateway
 from graph.models import Answer
@@ -61,16 +62,24 @@ class SlackThread:
             await budget.pause(self.team, limited.retry_after)
             raise RetryLaterError(method="chat.update", retry_after=limited.retry_after) from None
 
-    async def post_answer(self, answer: Answer) -> None:
-        """Post with Block Kit; if Slack rejects the blocks, post the same answer as plain text."""
-        blocks, text = answer_message(answer, self.config)
-        try:
-            await post_message(self.gateway, self.channel, self.thread_ts, text, blocks=blocks)
-        except SlackCallError as error:
-            if error.error not in _BLOCK_ERRORS:
-                raise
-            logger.warning("answer blocks rejected; posting text", extra={"error": error.error})
-            await post_message(self.gateway, self.channel, self.thread_ts, text)
+    async def post_answer(self, answer: Answer, footer: AnswerFooter | None = None) -> None:
+        """Post with Block Kit; if Slack rejects the blocks, post them again without the native
+        feedback buttons (a workspace or client that refuses ``context_actions``), then the same
+        answer as plain text."""
+        blocks, text = answer_message(answer, self.config, footer)
+        attempts = [blocks]
+        plain = [b for b in blocks if b["type"] != "context_actions"]
+        if len(plain) < len(blocks):
+            attempts.append(plain)
+        for attempt in attempts:
+            try:
+                await post_message(self.gateway, self.channel, self.thread_ts, text, blocks=attempt)
+                return
+            except SlackCallError as error:
+                if error.error not in _BLOCK_ERRORS:
+                    raise
+                logger.warning("answer blocks rejected", extra={"error": error.error, "blocks": len(attempt)})
+        await post_message(self.gateway, self.channel, self.thread_ts, text)
 
     async def say(self, text: str) -> None:
         try:

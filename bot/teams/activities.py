@@ -10,7 +10,7 @@ from typing import Any, Literal
 from microsoft_agents.activity import Activity
 from pydantic import ValidationError
 
-from bot.teams.cards import FEEDBACK_KEY
+from bot.teams.cards import ASK_KEY, COMMENT_INPUT, FEEDBACK_KEY, MAX_COMMENT_CHARS, REASON_INPUT
 from retrieval.errors import ConferError
 
 ConversationType = Literal["personal", "groupChat", "channel"]
@@ -39,6 +39,9 @@ class TeamsMessage:
     mentioned: bool
     vote: Vote | None = None  # a feedback button on an answer card
     answer_id: str = ""
+    reason: str = ""  # the 👎 form's reason and comment, when it was sent
+    comment: str = ""
+    suggested: bool = False  # a suggested follow-up's button: ``text`` is its question
 
     @property
     def place(self) -> str:
@@ -105,11 +108,18 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
     if not activity.service_url or sender is None or not sender.id or recipient is None or not recipient.id:
         raise ActivityError("a message needs serviceUrl, from.id and recipient.id")
     text, mentioned = _strip_mentions(activity, str(recipient.id))
+    from_suggestion = False
     vote: Vote | None = None
-    answer = ""
+    answer = reason = comment = ""
     if isinstance(activity.value, dict) and activity.value.get(FEEDBACK_KEY) in ("up", "down"):
         vote = activity.value[FEEDBACK_KEY]
         answer = str(activity.value.get("answer", ""))[:40]
+        reason = str(activity.value.get(REASON_INPUT) or "")[:40]
+        comment = str(activity.value.get(COMMENT_INPUT) or "")[:MAX_COMMENT_CHARS]
+    suggested = activity.value.get(ASK_KEY) if isinstance(activity.value, dict) else None
+    if isinstance(suggested, str) and suggested.strip():
+        # A suggested follow-up's button: its question, asked by the clicker in this reply chain.
+        text, mentioned, from_suggestion = suggested[:500], True, True
     channel_data = activity.channel_data if isinstance(activity.channel_data, dict) else {}
     tenant = conversation.tenant_id or (channel_data.get("tenant") or {}).get("id")
     return TeamsMessage(
@@ -124,4 +134,7 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
         mentioned=mentioned,
         vote=vote,
         answer_id=answer,
+        reason=reason,
+        comment=comment,
+        suggested=from_suggestion,
     )

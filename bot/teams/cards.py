@@ -10,7 +10,15 @@ from typing import Any
 
 from bot import messages
 from bot.progress import FINAL_PHASES, Row, StatusState
-from bot.render import answer_id, cite, collection_title, failed_collections, no_answer_text, source_labels
+from bot.render import (
+    AnswerFooter,
+    answer_id,
+    cite,
+    collection_title,
+    failed_collections,
+    no_answer_text,
+    source_labels,
+)
 from bot.teams.markup import neutralize, safe_link
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
@@ -21,6 +29,11 @@ CARD_VERSION = "1.5"
 MAX_CARD_CHARS = 20_000
 MAX_SOURCES = 20
 FEEDBACK_KEY = "confer_feedback"
+ASK_KEY = "confer_ask"  # a suggested follow-up's button: the question a click asks
+MAX_TITLE_CHARS = 75
+REASON_INPUT = "confer_reason"  # the 👎 form's inputs, sent back in the activity's value
+COMMENT_INPUT = "confer_comment"
+MAX_COMMENT_CHARS = 1000
 
 Card = dict[str, Any]
 
@@ -74,8 +87,9 @@ def status_card(state: StatusState, config: CollectionsConfig) -> Card:
     return _card(body)
 
 
-def answer_card(answer: Answer, config: CollectionsConfig) -> Card:
-    """Sections with ``[n]`` markers, the partial note, Sources and feedback buttons."""
+def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter | None = None) -> Card:
+    """Sections with ``[n]`` markers, the partial note, Sources, feedback buttons (carrying the
+    footer's question id) and suggested follow-ups."""
     body: list[dict[str, Any]] = []
     if not answer.found:
         body.append(_text(neutralize(no_answer_text(answer, config))))
@@ -99,19 +113,66 @@ def answer_card(answer: Answer, config: CollectionsConfig) -> Card:
         if len(sources) > MAX_SOURCES:
             more = messages.TEAMS_MORE_SOURCES.format(count=len(sources) - MAX_SOURCES)
             body.append(_text(more, size="Small", isSubtle=True))
-    actions = _feedback_actions(answer) if answer.found else None
-    return _fit(_card(body, actions))
+    actions = _feedback_actions(answer, footer) if answer.found else []
+    actions += _suggestion_actions(footer, config)
+    return _fit(_card(body, actions or None))
 
 
-def _feedback_actions(answer: Answer) -> list[dict[str, Any]]:
-    ident = answer_id(answer)
+def _suggestion_actions(footer: AnswerFooter | None, config: CollectionsConfig) -> list[dict[str, Any]]:
+    actions = []
+    for suggestion in footer.suggestions[:3] if footer else ():
+        if suggestion.targets:
+            label = messages.ask_in(", ".join(collection_title(config, n) for n in suggestion.targets))
+        else:
+            label = suggestion.question
+        title = " ".join(label.split()).replace("<", "‹").replace(">", "›")
+        if len(title) > MAX_TITLE_CHARS:
+            title = title[: MAX_TITLE_CHARS - 1].rstrip() + "…"
+        actions.append({"type": "Action.Submit", "title": title, "data": {ASK_KEY: suggestion.text}})
+    return actions
+
+
+def _feedback_actions(answer: Answer, footer: AnswerFooter | None) -> list[dict[str, Any]]:
+    """👍 sends its vote at once; 👎 opens a short form in the card (a reason, optional text) whose
+    Send carries the vote with them."""
+    ident = footer.question_id if footer and footer.question_id else answer_id(answer)
+    form = _card(
+        [
+            _text(messages.FEEDBACK_FORM_INTRO),
+            {
+                "type": "Input.ChoiceSet",
+                "id": REASON_INPUT,
+                "label": messages.FEEDBACK_FORM_REASON,
+                "style": "expanded",
+                "isRequired": True,
+                "errorMessage": messages.FEEDBACK_FORM_REASON,
+                "choices": [
+                    {"title": label, "value": reason} for reason, label in messages.FEEDBACK_REASONS.items()
+                ],
+            },
+            {
+                "type": "Input.Text",
+                "id": COMMENT_INPUT,
+                "label": messages.FEEDBACK_FORM_COMMENT,
+                "isMultiline": True,
+                "maxLength": MAX_COMMENT_CHARS,
+            },
+        ],
+        [
+            {
+                "type": "Action.Submit",
+                "title": messages.FEEDBACK_FORM_SUBMIT,
+                "data": {FEEDBACK_KEY: "down", "answer": ident},
+            }
+        ],
+    )
     return [
         {
             "type": "Action.Submit",
-            "title": title,
-            "data": {FEEDBACK_KEY: vote, "answer": ident},
-        }
-        for vote, title in (("up", messages.TEAMS_FEEDBACK_UP), ("down", messages.TEAMS_FEEDBACK_DOWN))
+            "title": messages.TEAMS_FEEDBACK_UP,
+            "data": {FEEDBACK_KEY: "up", "answer": ident},
+        },
+        {"type": "Action.ShowCard", "title": messages.TEAMS_FEEDBACK_DOWN, "card": form},
     ]
 
 

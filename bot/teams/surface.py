@@ -6,6 +6,8 @@ unauthenticated and accepted only when their ``serviceUrl`` is on this machine. 
 acknowledged at once; the question is answered in the background in the same reply chain.
 """
 
+import contextlib
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -26,11 +28,12 @@ from bot.access import allowed_collections, policy_for
 from bot.conversation import answer_in_thread
 from bot.dedupe import EventDeduplicator
 from bot.errors import ChatCallError, EmptyQuestionError
+from bot.feedback import REASONS, FeedbackDesk, Place
 from bot.memory import ThreadKey
 from bot.metrics import ConferMetrics
 from bot.progress import StatusState
 from bot.ratelimit import build_teams_budget
-from bot.render import collection_title
+from bot.render import AnswerFooter, collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
 from bot.service import ResearchService
 from bot.settings import ConferSettings
@@ -71,8 +74,8 @@ class TeamsThread:
             self.message.conversation_id, self.status_id, card_activity(card, summary=summary)
         )
 
-    async def post_answer(self, answer: Answer) -> None:
-        card = answer_card(answer, self.service.config)
+    async def post_answer(self, answer: Answer, footer: AnswerFooter | None = None) -> None:
+        card = answer_card(answer, self.service.config, footer)
         await self.client.reply(self.message.conversation_id, self.message.activity_id, card_activity(card))
 
     async def say(self, text: str) -> None:
@@ -97,6 +100,7 @@ class TeamsSurface:
     auth: AgentAuthConfiguration | None  # None: local mode, unauthenticated activities
     status_interval: float = 1.0
     conversations: Conversations | None = None  # thread memory: reply chains and personal chats
+    feedback: FeedbackDesk | None = None  # answers' records and votes (the chat core's store)
     _validator: JwtTokenValidator | None = field(default=None, init=False)
 
     @property
@@ -138,9 +142,29 @@ class TeamsSurface:
             self.metrics.events_deduplicated.inc()
             return web.Response(status=202)
         if parsed.vote is not None:
-            self.metrics.feedback.labels(parsed.vote).inc()
-            logger.info("answer feedback", extra={"vote": parsed.vote, "answer": parsed.answer_id})
+            desk = self.feedback or FeedbackDesk(store=None, metrics=self.metrics)
+            place = Place("teams", parsed.tenant_id or "", parsed.place)
+            stored = await desk.vote(parsed.answer_id, parsed.vote, place=place)
+            thanks = messages.TEAMS_FEEDBACK_THANKS if stored is not None else messages.FEEDBACK_NOT_KEPT
+            reason = next((r for r in REASONS if r == parsed.reason), None)
+            if stored is not None and reason is not None:  # the 👎 form was sent with it
+                await desk.explain(stored.id, reason, parsed.comment)
+                thanks = messages.FEEDBACK_REASON_THANKS
+            with contextlib.suppress(ShuttingDownError):  # the vote is kept; only the thanks is lost
+                self.scheduler.submit(
+                    self._run(parsed, claims, self._private(parsed, thanks)), name="confer-teams"
+                )
             return web.Response(status=202)
+        if parsed.suggested:  # each suggested question once per reply chain, whoever clicks it
+            digest = hashlib.sha256(parsed.text.encode()).hexdigest()[:16]
+            if not await self.dedupe.first_delivery(f"teams:suggest:{parsed.conversation_id}:{digest}"):
+                self.metrics.events_deduplicated.inc()
+                with contextlib.suppress(ShuttingDownError):
+                    self.scheduler.submit(
+                        self._run(parsed, claims, self._private(parsed, messages.SUGGESTION_ALREADY_ASKED)),
+                        name="confer-teams",
+                    )
+                return web.Response(status=202)
         job = self._job(parsed)
         try:
             self.scheduler.submit(self._run(parsed, claims, job), name="confer-teams")
@@ -221,6 +245,8 @@ class TeamsSurface:
                 surface="teams",
                 status_interval=self.status_interval,
                 searching=prepared.searching if prepared is not None else "",
+                key=key,
+                feedback=self.feedback,
             )
             if conversations is not None and prepared is not None:
                 await conversations.remember(key, prepared, answer)

@@ -8,7 +8,8 @@ sentences the same way but changes one thing in every sentence it writes, in dra
 alike (``bot.faithfulness.mutate``: negation, number, name, quantifier, comparative, swapped roles),
 records each changed sentence in ``lies``, and as the judge says yes to every sentence
 (``lying_judge=True`` makes only the judge lie). ``translate`` makes it answer in another language:
-each synthesized sentence goes through it, its [n] markers kept.
+each synthesized sentence goes through it, its [n] markers kept. ``plan_query`` makes it plan each
+collection's query in the language the plan message gives for its documents.
 """
 
 import asyncio
@@ -27,7 +28,7 @@ from graph.judge import looks_english
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 
-Stage = str  # "plan" | "draft" | "reflect" | "rewrite" | "synthesis" | "judge"
+Stage = str  # "plan" | "draft" | "reflect" | "rewrite" | "suggest" | "synthesis" | "judge"
 
 
 @dataclass
@@ -50,6 +51,8 @@ def stage_of(system: str) -> Stage:
         return "reflect"
     if system.startswith("You rewrite a follow-up"):
         return "rewrite"
+    if system.startswith("You suggest follow-up"):
+        return "suggest"
     return "synthesis"
 
 
@@ -130,7 +133,14 @@ def faithful_rewrite(user: str) -> str:
     return json.dumps({"question": re.sub(r"\bit\b", subject, text)})
 
 
+def faithful_suggest(user: str) -> str:
+    """One question per source title: "What else does <title> say?"."""
+    titles = re.findall(r"^- (.+)$", user, re.MULTILINE)
+    return json.dumps({"questions": [f"What else does {title} say?" for title in titles[:3]]})
+
+
 _DEFAULTS: dict[Stage, Callable[[str], str]] = {
+    "suggest": faithful_suggest,
     "judge": faithful_judge,
     "plan": faithful_plan,
     "draft": faithful_draft,
@@ -149,6 +159,9 @@ class FakeLLM:
     lies: list[str] = field(default_factory=list)
     lying_judge: bool = False  # the judge says yes to every sentence (also whenever ``lie`` is set)
     translate: Callable[[str], str] | None = None  # writes each answer sentence in another language
+    # (question, language name) -> the query a model writes for a collection whose documents are
+    # in that language ("Documents in: German" in the plan message); None: the question itself.
+    plan_query: Callable[[str, str], str] | None = None
     url: str = ""
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -208,6 +221,15 @@ class FakeLLM:
             data["answer"] = " ".join(sentences)
         return json.dumps(data)
 
+    def _planned_in_languages(self, user: str, content: str) -> str:
+        """The faithful plan with each collection's query written in its documents' language."""
+        assert self.plan_query is not None
+        languages = dict(re.findall(r"^- ([a-z0-9_-]+): .*Documents in: (\w+)\.$", user, re.MULTILINE))
+        data = json.loads(content)
+        for planned in data["collections"]:
+            planned["query"] = self.plan_query(planned["query"], languages.get(planned["name"], "English"))
+        return json.dumps(data)
+
     def _translated(self, content: str) -> str:
         """The faithful answer with each sentence's words translated and its [n] markers kept."""
         assert self.translate is not None
@@ -241,6 +263,8 @@ class FakeLLM:
             content = self._lying(stage, user, content)
         if reply.content is None and stage == "synthesis" and self.translate is not None:
             content = self._translated(content)
+        if reply.content is None and stage == "plan" and self.plan_query is not None:
+            content = self._planned_in_languages(user, content)
         if reply.content is None and (self.lie is not None or self.lying_judge) and stage == "judge":
             content = _judged(user, honest=False)  # a lying judge says yes to everything
         return web.json_response(

@@ -250,7 +250,7 @@ class FakeSlackApi:
             params: dict[str, Any] = json.loads(raw) if raw else {}
         else:
             params = dict(parse_qsl(raw))
-            for key in ("blocks", "attachments"):
+            for key in ("blocks", "attachments", "view"):
                 if isinstance(params.get(key), str):
                     params[key] = json.loads(params[key])
         script = self._take_script(method, params)
@@ -329,6 +329,8 @@ class FakeSlackApi:
                 stream.stopped, stream.stopped_at = True, time.monotonic()
                 stream.blocks = list(params.get("blocks") or [])
             return {"ok": True, "channel": stream.channel, "ts": stream.ts}
+        if method == "views.open":
+            return {"ok": True, "view": {**(params.get("view") or {}), "id": f"V{next(self._ts):06d}"}}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
         return {"ok": True}
@@ -383,6 +385,10 @@ class FakeSlackApi:
             and c.response.get("ts")
             and str(c.params.get("text", "")).startswith(("🔎", "⏳"))
         ]
+
+    def ephemerals(self) -> list[dict[str, Any]]:
+        """What was shown to one person only (``chat.postEphemeral``), in order."""
+        return [c.params for c in self.ok_calls("chat.postEphemeral")]
 
     def updates(self, ts: str) -> list[str]:
         return [c.params["text"] for c in self.ok_calls("chat.update") if c.params.get("ts") == ts]

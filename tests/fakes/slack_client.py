@@ -148,6 +148,59 @@ class SignedSlack:
     async def command(self, text: str, *, channel: str = "C0001", user: str = "U0USER") -> tuple[int, str]:
         return await self.send(self.command_body(text, channel=channel, user=user), FORM)
 
+    async def act(
+        self,
+        action: dict[str, Any],
+        *,
+        channel: str = "C0001",
+        user: str = "U0USER",
+        thread_ts: str = "",
+        message_ts: str = "1700000000.999999",
+        trigger_id: str = "1.2.3",
+    ) -> tuple[int, str]:
+        """A ``block_actions`` interaction on a message, as Slack sends it (``action``: the clicked
+        element's part: ``action_id``, ``block_id``, ``value``, ``type``)."""
+        container: dict[str, Any] = {
+            "type": "message",
+            "message_ts": message_ts,
+            "channel_id": channel,
+            "is_ephemeral": False,
+        }
+        message: dict[str, Any] = {"type": "message", "ts": message_ts, "user": BOT_USER_ID}
+        if thread_ts:
+            container["thread_ts"] = thread_ts
+            message["thread_ts"] = thread_ts
+        payload = {
+            "type": "block_actions",
+            "team": {"id": TEAM_ID, "domain": "test"},
+            "user": {"id": user, "team_id": TEAM_ID},
+            "api_app_id": "A0001",
+            "token": "legacy",
+            "trigger_id": trigger_id,
+            "channel": {"id": channel, "name": "general"},
+            "container": container,
+            "message": message,
+            "response_url": "https://hooks.slack.invalid/actions/1",
+            "actions": [{**action, "action_ts": "1700000000.1"}],
+        }
+        return await self.send(urlencode({"payload": json.dumps(payload)}), FORM)
+
+    async def submit_view(
+        self, view: dict[str, Any], values: dict[str, Any], *, user: str = "U0USER"
+    ) -> tuple[int, str]:
+        """A ``view_submission`` of a modal Confer opened: ``values`` as Slack puts them in
+        ``view.state.values`` (block id → action id → element state)."""
+        payload = {
+            "type": "view_submission",
+            "team": {"id": TEAM_ID, "domain": "test"},
+            "user": {"id": user, "team_id": TEAM_ID},
+            "api_app_id": "A0001",
+            "token": "legacy",
+            "trigger_id": "4.5.6",
+            "view": {**view, "id": "V0001", "team_id": TEAM_ID, "state": {"values": values}},
+        }
+        return await self.send(urlencode({"payload": json.dumps(payload)}), FORM)
+
     async def click(self, action_id: str, *, block_id: str = "feedback:abc") -> tuple[int, str]:
         payload = {
             "type": "block_actions",

@@ -154,3 +154,16 @@ async def test_a_german_question_matches_other_forms_of_its_words(
     hits = await embedded.search(collection, "Wer genehmigt die Dienstreise?", limit=5)
     assert [p.text for p in hits] == ["Dienstreisen werden vor der Buchung vom Vorgesetzten freigegeben."]
     assert await embedded.search(collection, "Who approves the Dienstreise?", limit=5) == []
+
+
+async def test_a_comparison_answers_both_sides(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    payload = await _ask(
+        sample_config, embedded, "What is the Beacon API rate limit compared to the webhook retry policy?"
+    )
+    assert payload["found"] is True
+    sentences = str(payload["answer"]).split("[")
+    # One side: a rate limit with its figure; the other: how long webhook deliveries are retried.
+    assert any("rate limit" in s and "requests per second" in s for s in sentences), payload["answer"]
+    assert any("retr" in s.lower() and "24 hours" in s for s in sentences), payload["answer"]

@@ -5,17 +5,20 @@ dropped even when the judge says yes; without a judge nothing in another languag
 
 import json
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import pytest
 
 from bot.metrics import build_metrics
+from bot.render import plain_answer
 from bot.service import ResearchService
 from graph.context import ResearchLimits
 from graph.models import Answer
 from graph.openai_model import build_chat_model
 from retrieval.backends import SearchBackend
-from retrieval.collections import CollectionsConfig
-from tests.fakes.llm_api import FakeLLM, Reply
+from retrieval.collections import CollectionsConfig, load_collections
+from retrieval.ingest.pipeline import index_collection
+from tests.fakes.llm_api import FakeLLM, Reply, stage_of
 
 PLAN = {
     "kind": "factual",
@@ -137,3 +140,77 @@ async def test_when_the_judge_fails_another_language_is_not_passed_unverified(
     answer = await _ask(sample_config, indexed, fake, "es")
     assert not set(TRANSLATIONS["es"].values()) & set(_texts(answer))
     assert answer.mode == "extractive"  # the guards cannot read Spanish: nothing model-written passes
+
+
+GERMAN_HANDBOOK = """# Urlaub
+
+Jede Mitarbeiterin und jeder Mitarbeiter erhält 30 Urlaubstage im Jahr.
+Nicht genommene Urlaubstage verfallen am 31. März des Folgejahres.
+"""
+QUERIES = {"German": "Urlaubstage im Jahr"}  # what a model writes for "vacation days per year"
+
+
+async def _german_handbook(tmp_path: Path, backend: SearchBackend, *, declared: bool) -> CollectionsConfig:
+    (tmp_path / "urlaub.md").write_text(GERMAN_HANDBOOK, encoding="utf-8")
+    language = ", language: de" if declared else ""
+    (tmp_path / "collections.yaml").write_text(
+        f"collections:\n  - {{name: personal, title: Personalhandbuch, sources: [urlaub.md]{language}}}\n",
+        encoding="utf-8",
+    )
+    config = load_collections(tmp_path / "collections.yaml")
+    for collection in config.collections:
+        await index_collection(backend, collection, config)
+    return config
+
+
+async def _ask_english(config: CollectionsConfig, backend: SearchBackend, fake: FakeLLM | None) -> Answer:
+    model = None
+    if fake is not None:
+        await fake.start()
+        model = build_chat_model(base_url=fake.url, api_key="sk-test", model="fake-model")
+    service = ResearchService(
+        config=config,
+        backend=backend,
+        metrics=build_metrics(),
+        limits=ResearchLimits(),
+        llm=model,
+        question_timeout=30,
+    )
+    try:
+        question = "How many vacation days does each employee get per year?"
+        return await service.answer(service.make_question(question), surface="cli")
+    finally:
+        if model is not None and fake is not None:
+            await model.close()
+            await fake.stop()
+
+
+@pytest.mark.parametrize("declared", [True, False])
+async def test_the_planner_writes_a_collections_queries_in_the_language_it_declares(
+    embedded: SearchBackend, tmp_path: Path, declared: bool
+) -> None:
+    fake = FakeLLM(plan_query=lambda question, language: QUERIES.get(language, question))
+    config = await _german_handbook(tmp_path, embedded, declared=declared)
+    answer = await _ask_english(config, embedded, fake)
+    [plan_request] = [r for r in fake.requests if stage_of(r["messages"][0]["content"]) == "plan"]
+    told = plan_request["messages"][1]["content"]
+    if declared:
+        # Told the documents are German, the model searched in German and found the rule.
+        assert "Documents in: German." in told
+        assert answer.found
+        assert any("30 Urlaubstage im Jahr" in c.quote for c in answer.citations)
+    else:
+        # Undeclared, the collection counts as English: the English question finds nothing.
+        assert "Documents in: English." in told
+        assert not answer.found
+
+
+async def test_without_a_model_an_english_question_on_declared_german_documents_says_so(
+    embedded: SearchBackend, tmp_path: Path
+) -> None:
+    config = await _german_handbook(tmp_path, embedded, declared=True)
+    answer = await _ask_english(config, embedded, None)
+    assert not answer.found
+    assert answer.other_language == "en"
+    text = plain_answer(answer, config)
+    assert "Your question looks like English, and the documents may be in another language" in text

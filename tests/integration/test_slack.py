@@ -423,16 +423,34 @@ async def test_nothing_found_and_nothing_searchable_get_clear_replies(harness: H
 
 async def test_rejected_answer_blocks_are_posted_again_as_text(harness: Harness) -> None:
     harness.fake.script(
-        "chat.postMessage", error="invalid_blocks", when=lambda params: bool(params.get("blocks"))
+        "chat.postMessage", error="invalid_blocks", when=lambda params: bool(params.get("blocks")), times=2
     )
     await harness.slack.mention("How long is parental leave?", ts="1700000004.000400")
     await harness.fake.wait_for(lambda: any("20 weeks" in p["text"] for p in harness.fake.posts()))
     rejected = [c for c in harness.fake.calls if c.method == "chat.postMessage" and not c.response]
-    assert len(rejected) == 1 and rejected[0].params.get("blocks")
+    assert len(rejected) == 2 and all(c.params.get("blocks") for c in rejected)  # with, then without 👍/👎
     posted = [p for p in harness.fake.posts() if "20 weeks" in p["text"]]
     assert len(posted) == 1 and "blocks" not in posted[0] and posted[0]["thread_ts"] == "1700000004.000400"
     status_ts = harness.fake.status_messages()[0]
     await harness.fake.wait_for(lambda: "Done in" in (harness.fake.updates(status_ts) or [""])[-1])
+
+
+async def test_answer_blocks_refused_for_their_feedback_buttons_are_posted_without_them(
+    harness: Harness,
+) -> None:
+    harness.fake.script(
+        "chat.postMessage",
+        error="invalid_blocks",
+        when=lambda params: any(b["type"] == "context_actions" for b in params.get("blocks") or []),
+    )
+    await harness.slack.mention(
+        "What is the rate limit for Growth accounts? in:product", ts="1700000005.000500"
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    [answer] = harness.fake.answers()
+    kinds = [b["type"] for b in answer["blocks"]]
+    assert "context_actions" not in kinds and kinds[-1] == "actions"  # sources and suggestions stay
+    assert any(b["type"] == "context" for b in answer["blocks"])
 
 
 async def test_without_a_star_entry_dms_and_unlisted_channels_are_refused_privately(harness: Harness) -> None:

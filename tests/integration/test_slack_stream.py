@@ -90,7 +90,8 @@ async def test_one_streamed_message_shows_the_plan_then_the_verified_answer_and_
     assert last_final < first_text
     sources = _footer_sources(stream.blocks)
     assert sources and {int(n) for n in CITATION.findall(_readable(stream.text))} == set(sources)
-    assert any(b["type"] == "actions" for b in stream.blocks)  # the feedback buttons
+    feedback = [e for b in stream.blocks if b["type"] == "context_actions" for e in b["elements"]]
+    assert [e["type"] for e in feedback] == ["feedback_buttons"]  # the same footer as a posted answer
     titles = [c["title"] for c in stream.chunks if c["type"] == "plan_update"]
     assert titles[-1].startswith("✅ Done in")
     # Coalesced: fewer appends than one per event (a start and a finish per collection).

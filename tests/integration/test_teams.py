@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession
 
+from bot import messages
 from bot.serve import ConferServer, build_server
 from bot.settings import SettingsError, load_settings
 from retrieval.collections import ChannelPolicy
@@ -137,7 +138,7 @@ async def test_mention_gets_a_status_card_updated_per_collection_then_a_cited_an
     links = re.findall(r"\]\((https?://[^)]+)\)", texts)  # the samples carry no URLs: titles and paths
     assert all(link.startswith("https://docs.kestrel.example/") for link in links)
     assert "(samples/engineering/production-access.md)" in texts
-    assert [a["title"] for a in card["actions"]] == ["👍 Helpful", "👎 Not helpful"]
+    assert [a["title"] for a in card["actions"]][:2] == ["👍 Helpful", "👎 Not helpful"]
     assert teams.metric("confer_questions_total", {"surface": "teams", "outcome": "answered"}) == 1.0
     assert teams.metric("confer_teams_api_calls_total", {"method": "reply", "outcome": "ok"}) == 2.0
 
@@ -306,7 +307,59 @@ async def test_feedback_buttons_are_counted(teams: TeamsHarness) -> None:
     assert await teams.post(vote) == 202
     assert await teams.post(vote) == 202  # a repeated delivery counts once
     assert teams.metric("confer_feedback_total", {"vote": "up"}) == 1.0
-    assert teams.connector.calls == []
+    assert teams.server.feedback is not None
+    [stored] = await teams.server.feedback.votes()  # an answer no record is kept of: known by its place
+    assert (stored.question_id, stored.platform, stored.channel, stored.answer) == (
+        "abc",
+        "teams",
+        CHANNEL,
+        "",
+    )
+
+
+async def test_a_vote_on_an_answer_card_is_kept_with_the_answer_and_thanked_privately(
+    teams: TeamsHarness,
+) -> None:
+    assert await teams.post(teams.connector.message("How long is parental leave? in:people")) == 202
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    card = teams.answers()[0].card
+    assert card is not None
+    [form] = [a["card"] for a in card["actions"] if a["type"] == "Action.ShowCard"]
+    down = form["actions"][0]["data"]  # what Send carries, with the form's inputs merged in
+    value = {**down, "confer_reason": "outdated", "confer_comment": "Changed in May."}
+    vote = teams.connector.message("", activity_id="vote-2", mention=False, value=value)
+    assert await teams.post(vote) == 202
+    await teams.connector.wait_for(lambda: bool(teams.connector.ok("create_conversation")))
+    assert teams.server.feedback is not None
+    [stored] = await teams.server.feedback.votes()
+    assert (stored.vote, stored.question_id, stored.platform) == ("down", down["answer"], "teams")
+    assert (stored.reason, stored.comment) == ("outdated", "Changed in May.")
+    assert "20 weeks" in stored.answer and stored.collections == ("people",) and stored.passage_ids
+    await teams.connector.wait_for(lambda: any(c.body.get("text") for c in teams.connector.ok("send")))
+    thanks = [c.body["text"] for c in teams.connector.ok("send") if c.body.get("text")]
+    assert thanks == [messages.FEEDBACK_REASON_THANKS]  # in a one-to-one chat with the voter only
+
+
+async def test_a_suggested_followup_on_a_card_is_asked_in_the_reply_chain(teams: TeamsHarness) -> None:
+    question = "What is the rate limit for Growth accounts? in:product"
+    assert await teams.post(teams.connector.message(question)) == 202
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    card = teams.answers()[0].card
+    assert card is not None
+    [ask, *_] = [a["data"] for a in card["actions"] if "confer_ask" in a.get("data", {})]
+    assert ask == {"confer_ask": "What is the rate limit for Enterprise accounts?"}
+    click = teams.connector.message("", activity_id="click-1", mention=False, value=ask)
+    assert await teams.post(click) == 202
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 2)
+    second = teams.answers()[1]
+    assert second.conversation_id == QUESTION_CONVERSATION
+    assert "200 requests per second" in " ".join(second.texts)
+    again = teams.connector.message("", activity_id="click-2", mention=False, value=ask)
+    assert await teams.post(again) == 202  # another click on it: told privately, not asked again
+    await teams.connector.wait_for(lambda: any(c.body.get("text") for c in teams.connector.ok("send")))
+    told = [c.body["text"] for c in teams.connector.ok("send") if c.body.get("text")]
+    assert told == [messages.SUGGESTION_ALREADY_ASKED]
+    assert len(teams.answers()) == 2
 
 
 def _token(payload: dict[str, Any]) -> str:

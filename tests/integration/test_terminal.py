@@ -52,6 +52,14 @@ class Terminal:
             if time.monotonic() > deadline or not self._pump(0.2):
                 raise AssertionError(f"{text!r} never appeared on screen:\n{self.text}")
 
+    def wait_for_prompt(self) -> None:
+        """Until the program waits at its ``?`` prompt: a key typed earlier reaches the terminal
+        before line editing has taken it over, and a Ctrl-D there is lost."""
+        deadline = time.monotonic() + WAIT
+        while [line.rstrip() for line in self.screen.display if line.strip()][-1:] != ["?"]:
+            if time.monotonic() > deadline or not self._pump(0.2):
+                raise AssertionError(f"the prompt never came back:\n{self.text}")
+
     def type(self, keys: str) -> None:
         os.write(self._master, keys.encode())
 
@@ -117,6 +125,7 @@ def test_interactive_prompt_keeps_history_across_sessions_with_line_editing(samp
         term.type("oops How much is the home office budget?")
         term.type("\x01" + "\x1b[3~" * 5 + "\r")
         term.wait_for("1,000 euros")
+        term.wait_for_prompt()
         term.type("\x04")  # Ctrl-D
         assert term.finish() == 0
     history = sample_dir / ".confer/history"
@@ -126,5 +135,6 @@ def test_interactive_prompt_keeps_history_across_sessions_with_line_editing(samp
         term.wait_for("? ")
         term.type("\x1b[A\r")  # arrow up: the previous session's question
         term.wait_for("1,000 euros")
+        term.wait_for_prompt()
         term.type("\r")  # an empty line quits
         assert term.finish() == 0

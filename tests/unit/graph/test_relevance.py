@@ -58,3 +58,32 @@ def test_evidence_that_misses_the_questions_entity_or_ask_is_not_found() -> None
         focus = focus_of(question, [office, leave] if found else [office])
         coverage = assess_coverage(focus, [(passage.text, passage)], [passage])
         assert coverage.found is found, question
+
+
+def test_passages_that_only_mention_the_questions_entity_in_passing_are_no_evidence_about_it() -> None:
+    town = _p(
+        "t",
+        "Big Stone Gap, Virginia",
+        "Big Stone Gap is a town in Wise County, Virginia. The town was the setting of the novel "
+        "Big Stone Gap, filmed there in 2014.",
+    )
+    film = _p(
+        "f",
+        "Big Stone Gap (film)",
+        "Big Stone Gap is a 2014 American romantic comedy film directed by Adriana Trigiani.",
+    )
+    mention = _p("m", "Wise County, Virginia", "Wise County has several towns; among them is Big Stone Gap.")
+    question = "Who directed the 2014 romantic comedy film Big Stone Gap?"
+    with_film = focus_of(question, [film, mention])
+    found = assess_coverage(with_film, [(film.text, film)], [film, mention])
+    assert found.found and found.subject_share == 1.0
+    # The film's passage is gone: what is left names the title only inside other sentences.
+    without = focus_of(question, [mention])
+    missing = assess_coverage(without, [(mention.text, mention)], [mention])
+    assert not missing.found and missing.subject_share == 0.0
+    # A comparison needs a passage about each side, not a passage naming both.
+    sides = focus_of("Which is older, Big Stone Gap or Wise County?", [town, mention])
+    both = assess_coverage(sides, [(mention.text, mention)], [town, mention], comparison=True)
+    assert both.found
+    one = assess_coverage(sides, [(mention.text, mention)], [mention], comparison=True)
+    assert one.subject_share < 1.0

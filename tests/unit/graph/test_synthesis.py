@@ -132,3 +132,72 @@ def test_failed_and_timed_out_collections_are_reported() -> None:
         ("sec", "timeout"),
         ("hr", "failed"),
     ]
+
+
+def _asked(question: str, *names: str) -> Plan:
+    return Plan(
+        kind="factual",
+        routing="automatic",
+        tasks=tuple(ResearchTask(collection=n, queries=(question,), question=question) for n in names),
+    )
+
+
+def _titled(pid: str, title: str, text: str, score: float) -> Passage:
+    return Passage(
+        id=pid, collection="places", doc_id=pid, source=f"{pid}.md", title=title, text=text, score=score
+    )
+
+
+def test_a_sentence_naming_another_passages_subject_brings_the_part_of_it_that_answers() -> None:
+    # The bridge: the first passage names the county; the county's passage says its seat, in a
+    # sentence that shares little with the question and would rank far below.
+    town = _titled(
+        "t",
+        "East Lempster, New Hampshire",
+        "East Lempster is an unincorporated community in the town of Lempster in Sullivan County, "
+        "New Hampshire. The village has a small white church and a post office in New Hampshire.",
+        9.0,
+    )
+    county = _titled(
+        "c",
+        "Sullivan County, New Hampshire",
+        "Sullivan County is a county located in the state of New Hampshire, United States. "
+        "As of the 2010 census, the population of the county was 43,742 people. "
+        "Its county seat is Newport.",
+        6.0,
+    )
+    others = [
+        _titled(
+            f"o{i}",
+            f"Town {i}, New Hampshire",
+            f"Town {i} is a town in Cheshire County, New Hampshire, United States, near Lempster.",
+            5.0 - i,
+        )
+        for i in range(6)
+    ]
+    question = "What is the county seat of the county where East Lempster, New Hampshire is located?"
+    findings = [_finding("places", [town, county, *others], [])]
+    answer = synthesize_extractive(_asked(question, "places"), findings, ResearchLimits())
+    assert answer.found
+    texts = [sentence.text for section in answer.sections for sentence in section.sentences]
+    seat = texts.index("Its county seat is Newport.")
+    assert seat <= 3
+    assert all(seat < i for i, t in enumerate(texts) if t.startswith("Town "))
+
+
+def test_a_when_question_prefers_the_sentence_with_a_date() -> None:
+    from graph.question import expected_answer
+    from graph.relevance import focus_of, offers_answer
+
+    assert expected_answer("When was Virginia Commonwealth University founded?") == "date"
+    assert expected_answer("In what year was the novel first published?") == "date"
+    assert expected_answer("How many laps is the 10,000 metres race?") == "number"
+    assert expected_answer("Who directed Big Stone Gap?") == "name"
+    assert expected_answer("In which city is Bell Labs based?") == "name"
+    assert expected_answer("Were Scott Derrickson and Ed Wood of the same nationality?") == "any"
+    focus = focus_of("When was Virginia Commonwealth University founded?", [])
+    assert offers_answer(focus, "VCU was founded in 1838 as the medical department.")
+    assert not offers_answer(focus, "Virginia Commonwealth University was founded by the state.")
+    counted = focus_of("How many laps is the race?", [])
+    assert offers_answer(counted, "The race consists of 25 laps.")
+    assert not offers_answer(counted, "The race is run on a track.")

@@ -63,6 +63,10 @@ def test_glob_matching_nothing_is_an_error(tmp_path: Path) -> None:
             "more than once",
         ),
         ("collections:\n  - {name: Bad Name, title: A, sources: [x]}\n", "collections.0.name"),
+        (
+            "collections:\n  - {name: a, title: A, sources: [x], language: german}\n",
+            "collections.0.language: Value error, must be one of da, de, en",
+        ),
         ("collections:\n  - {name: a, title: A, sources: ['docs/**.md']}\n", "not a valid glob"),
         (
             "collections:\n  - {name: a, title: A, sources: [x]}\nchannels:\n  C1: {allow: [b]}\n",
@@ -94,3 +98,14 @@ def test_several_problems_are_reported_together(tmp_path: Path) -> None:
     with pytest.raises(CollectionsFileError) as caught:
         load_collections(_file(tmp_path, text))
     assert len(caught.value.problems) == 2
+
+
+def test_a_collection_declares_its_documents_language_english_by_default(tmp_path: Path) -> None:
+    text = (
+        "collections:\n  - {name: a, title: A, sources: [x]}\n"
+        "  - {name: b, title: B, sources: [y], language: de}\n"
+    )
+    (tmp_path / "x").write_text("x")
+    (tmp_path / "y").write_text("y")
+    config = load_collections(_file(tmp_path, text))
+    assert [c.language for c in config.collections] == ["en", "de"]

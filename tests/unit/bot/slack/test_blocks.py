@@ -1,14 +1,22 @@
 from pathlib import Path
 
+from slack_sdk.models.blocks import Block
+from slack_sdk.models.views import View
+
 from bot.progress import Row, StatusState
+from bot.render import AnswerFooter
 from bot.slack.blocks import (
     MAX_BLOCKS,
     MAX_CONTEXT_ELEMENTS,
     MAX_SECTION_CHARS,
+    answer_actions,
     answer_message,
+    feedback_form,
     status_text,
+    stream_footer,
 )
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation
+from graph.suggestions import Suggestion
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.passages import Passage
 
@@ -56,11 +64,62 @@ def test_long_answers_are_split_and_stay_within_slack_limits() -> None:
 
 
 def test_sources_link_titles_and_feedback_buttons_are_present() -> None:
-    blocks, _ = answer_message(_answer(sentences=2, citations=2), CONFIG)
+    footer = AnswerFooter(question_id="q123", suggestions=(Suggestion(question="Tell me about Doc 1"),))
+    blocks, _ = answer_message(_answer(sentences=2, citations=2), CONFIG, footer)
     sources = [e["text"] for b in blocks if b["type"] == "context" for e in b["elements"]]
     assert "*[1]* <https://d.example/0|Doc 0> · Coll" in sources
-    [actions] = [b for b in blocks if b["type"] == "actions"]
-    assert [e["action_id"] for e in actions["elements"]] == ["feedback_up", "feedback_down"]
+    [feedback] = [b for b in blocks if b["type"] == "context_actions"]
+    [buttons] = feedback["elements"]
+    assert buttons["type"] == "feedback_buttons"
+    assert buttons["positive_button"]["value"] == "up:q123"
+    assert buttons["negative_button"]["value"] == "down:q123"
+    [suggested] = [b for b in blocks if b["type"] == "actions"]
+    assert [e["value"] for e in suggested["elements"]] == ["Tell me about Doc 1"]
+    assert blocks[-2:] == [feedback, suggested]  # under the sources
+    for block in blocks:  # the shapes slack_sdk's Block Kit models accept
+        parsed = Block.parse(block)
+        assert parsed is not None
+        parsed.validate_json()
+        assert parsed.to_dict()["type"] == block["type"]
+
+
+def test_suggestion_buttons_are_inert_and_within_slack_limits() -> None:
+    hostile = Suggestion(question="Tell me about <!channel> <https://evil.example|click> @here " + "x" * 90)
+    targeted = Suggestion(question="How long is parental leave?", targets=("c",))
+    footer = AnswerFooter(question_id="q1", suggestions=(hostile, targeted, hostile, hostile))
+    [_, actions] = answer_actions(_answer(sentences=1, citations=1), footer, CONFIG)
+    labels = [e["text"]["text"] for e in actions["elements"]]
+    assert len(labels) == 3
+    assert all(len(label) <= 75 and "<" not in label and ">" not in label for label in labels)
+    assert "@here" not in labels[0] and "https:" not in labels[0] and labels[0].endswith("…")
+    assert labels[1] == "Ask in Coll"
+    assert actions["elements"][1]["value"] == "in:c How long is parental leave?"
+    assert len({e["action_id"] for e in actions["elements"]}) == 3
+
+
+def test_a_streamed_answer_ends_with_the_same_sources_and_actions_as_a_posted_one() -> None:
+    footer = AnswerFooter(question_id="q9", suggestions=(Suggestion(question="Tell me about Doc 1"),))
+    answer = _answer(sentences=2, citations=25)
+    posted, _ = answer_message(answer, CONFIG, footer)
+    closing = stream_footer(answer, CONFIG, footer)
+    assert [b["type"] for b in closing][-2:] == ["context_actions", "actions"]
+    assert closing == [b for b in posted if b["type"] != "section"]  # everything under the answer text
+    assert len(closing) <= MAX_BLOCKS
+
+
+def test_a_not_found_answer_has_no_feedback_buttons_but_may_suggest() -> None:
+    empty = Answer(mode="extractive", kind="factual", suggested=("c",))
+    footer = AnswerFooter(question_id="q1", suggestions=(Suggestion(question="Why?", targets=("c",)),))
+    assert [b["type"] for b in answer_actions(empty, footer, CONFIG)] == ["actions"]
+    assert answer_actions(empty, None, CONFIG) == []
+
+
+def test_the_feedback_form_offers_the_four_reasons_and_optional_text() -> None:
+    view = feedback_form(vote_id="v1", channel="C1", thread_ts="1.2")
+    View(**view).validate_json()
+    [_, reason, comment] = view["blocks"]
+    assert [o["value"] for o in reason["element"]["options"]] == ["wrong", "incomplete", "outdated", "other"]
+    assert comment["optional"] is True and comment["element"]["type"] == "plain_text_input"
 
 
 def test_status_shows_the_follow_up_round_with_the_entity_escaped() -> None:

@@ -1,4 +1,4 @@
-from bot.slack.mrkdwn import ZERO_WIDTH, escape, neutralize, safe_link
+from bot.slack.mrkdwn import ZERO_WIDTH, escape, neutralize, plain_label, safe_link
 
 
 def test_escape_the_three_mrkdwn_characters() -> None:
@@ -32,3 +32,11 @@ def test_bare_domains_emails_and_ip_addresses_cannot_be_auto_linked() -> None:
         "Log in at www.evil.example/login, mail attacker@evil.example or use 10.0.0.1:8080."
     )
     assert neutralize("It grew 3.5% in v2.1, i.e. a lot.") == "It grew 3.5% in v2.1, i.e. a lot."
+
+
+def test_plain_label_is_inert_one_line_and_within_the_limit() -> None:
+    label = plain_label("Tell me about <!here> &amp; https://evil.example\nnow @channel " + "word " * 30, 75)
+    assert len(label) <= 75 and label.endswith("…")
+    assert not any(c in label for c in "<>&\n")
+    assert "@channel" not in label and "https:" not in label and "evil.example" not in label
+    assert plain_label("Tell me about Adriana Trigiani", 75) == "Tell me about Adriana Trigiani"

@@ -37,3 +37,49 @@ def test_slack_markup_becomes_the_text_people_typed() -> None:
     text = "What is the R&amp;D budget? see <https://x.example/a|the wiki> in <#C123|eng> <@U9> <!here> &lt;3"
     assert plain_text(text) == "What is the R&D budget? see the wiki in #eng <3"
     assert plain_text("<https://x.example/b>") == "https://x.example/b"
+
+
+def test_a_block_action_and_a_feedback_form_are_parsed_at_the_edge() -> None:
+    from bot.slack.payloads import parse_block_action, parse_feedback_form
+
+    click = parse_block_action(
+        {
+            "team": {"id": "T1"},
+            "user": {"id": "U1"},
+            "channel": {"id": "C1"},
+            "trigger_id": "1.2.3",
+            "container": {"type": "message", "thread_ts": "1.0"},
+            "actions": [{"action_id": "feedback", "block_id": "feedback:q1", "value": "down:q1"}],
+        }
+    )
+    assert (click.team, click.channel, click.user, click.thread_ts, click.value) == (
+        "T1",
+        "C1",
+        "U1",
+        "1.0",
+        "down:q1",
+    )
+    with pytest.raises(PayloadError):
+        parse_block_action({"user": {"id": "U1"}, "actions": []})
+    form = parse_feedback_form(
+        {
+            "user": {"id": "U1"},
+            "view": {
+                "private_metadata": '{"vote": "v1", "channel": "C1", "thread": "1.0"}',
+                "state": {"values": {"reason": {"reason": {"selected_option": {"value": "wrong"}}}}},
+            },
+        },
+        reason_block="reason",
+        comment_block="comment",
+    )
+    assert (form.vote_id, form.channel, form.thread_ts, form.reason, form.comment) == (
+        "v1",
+        "C1",
+        "1.0",
+        "wrong",
+        "",
+    )
+    with pytest.raises(PayloadError):
+        parse_feedback_form(
+            {"user": {"id": "U1"}, "view": {}}, reason_block="reason", comment_block="comment"
+        )

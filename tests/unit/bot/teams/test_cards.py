@@ -2,8 +2,10 @@ import json
 from pathlib import Path
 
 from bot.progress import Row, StatusState
+from bot.render import AnswerFooter
 from bot.teams.cards import MAX_CARD_CHARS, answer_card, status_card
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation, CollectionOutcome
+from graph.suggestions import Suggestion
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.passages import Passage
 
@@ -92,8 +94,30 @@ def test_answer_card_has_markers_sources_partial_note_and_feedback() -> None:
         "[1] [Doc 1](https://docs.example/1) · Engineering handbook",
         "[2] [Doc 2](https://docs.example/2) · Engineering handbook",
     ]
-    votes = [action["data"]["confer_feedback"] for action in card["actions"]]
-    assert votes == ["up", "down"]
+    [up, down] = card["actions"]
+    assert up["type"] == "Action.Submit" and up["data"]["confer_feedback"] == "up"
+    assert down["type"] == "Action.ShowCard"  # 👎 opens the reason form inside the card
+    [send] = down["card"]["actions"]
+    assert send["data"]["confer_feedback"] == "down" and send["data"]["answer"] == up["data"]["answer"]
+    [_, reason, comment] = down["card"]["body"]
+    assert [c["value"] for c in reason["choices"]] == ["wrong", "incomplete", "outdated", "other"]
+    assert reason["isRequired"] is True and comment["type"] == "Input.Text" and comment["isMultiline"]
+
+
+def test_answer_card_votes_carry_the_question_id_and_suggestions_their_question() -> None:
+    hostile = Suggestion(question="Tell me about <at>Ada</at> " + "x" * 100)
+    targeted = Suggestion(question="How long is leave?", targets=("sec",))
+    footer = AnswerFooter(question_id="q42", suggestions=(hostile, targeted))
+    card = answer_card(_answer(), CONFIG, footer)
+    [up, down, first, second] = card["actions"]
+    assert up["data"] == {"confer_feedback": "up", "answer": "q42"}
+    assert down["card"]["actions"][0]["data"] == {"confer_feedback": "down", "answer": "q42"}
+    assert len(first["title"]) <= 75 and "<" not in first["title"] and first["title"].endswith("…")
+    assert first["data"] == {"confer_ask": hostile.question}
+    assert (second["title"], second["data"]) == (
+        "Ask in Security policy",
+        {"confer_ask": "in:sec How long is leave?"},
+    )
 
 
 def test_a_huge_answer_is_cut_to_fit_teams_message_size() -> None:

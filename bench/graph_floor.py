@@ -1,0 +1,82 @@
+"""LangGraph's own floor: the CPU one question's graph costs when its nodes do nothing.
+
+The same shape as Confer's research graph (plan, one ``Send`` per collection to a research node
+that writes two progress events and appends a finding through an ``operator.add`` reducer, reflect,
+synthesize), streamed the way ``graph.runner`` streams it (``custom`` and ``values``), with nodes
+that do no work: what is left is LangGraph's scheduling, state and stream machinery. This module
+imports LangGraph directly: it measures the library, not Confer."""
+
+import asyncio
+import operator
+import statistics
+import time
+from typing import Annotated, Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+
+class _State(TypedDict, total=False):
+    question: str
+    collections: int
+    findings: Annotated[list[Any], operator.add]
+    answer: str
+
+
+class _Task(TypedDict):
+    collection: str
+
+
+async def _plan(state: _State, runtime: Runtime[None]) -> dict[str, Any]:
+    runtime.stream_writer({"event": "plan"})
+    return {}
+
+
+async def _dispatch(state: _State) -> list[Send]:
+    return [Send("research", _Task(collection=f"c{i}")) for i in range(state["collections"])]
+
+
+async def _research(state: _Task, runtime: Runtime[None]) -> dict[str, Any]:
+    runtime.stream_writer({"event": "started", "collection": state["collection"]})
+    await asyncio.sleep(0)  # a branch awaits its search
+    runtime.stream_writer({"event": "finished", "collection": state["collection"]})
+    return {"findings": [state]}
+
+
+async def _reflect(state: _State) -> dict[str, Any]:
+    return {}
+
+
+async def _synthesize(state: _State) -> dict[str, Any]:
+    return {"answer": f"{len(state['findings'])} findings"}
+
+
+def _floor_graph() -> CompiledStateGraph[_State, None, _State, _State]:
+    builder = StateGraph(_State)
+    builder.add_node("plan", _plan)
+    builder.add_node("research", _research)
+    builder.add_node("reflect", _reflect)
+    builder.add_node("synthesize", _synthesize)
+    builder.add_edge(START, "plan")
+    builder.add_conditional_edges("plan", _dispatch, ["research"])
+    builder.add_edge("research", "reflect")
+    builder.add_edge("reflect", "synthesize")
+    builder.add_edge("synthesize", END)
+    return builder.compile()
+
+
+async def measure_graph_floor(collections: int, runs: int) -> float:
+    """Median CPU milliseconds of one run of the do-nothing graph with ``collections`` branches."""
+    graph = _floor_graph()
+    cpu: list[float] = []
+    for run in range(runs + 1):
+        started = time.process_time()
+        async for _ in graph.astream(
+            {"question": "q", "collections": collections}, stream_mode=["custom", "values"]
+        ):
+            pass
+        if run:  # the first run pays one-off work
+            cpu.append(time.process_time() - started)
+    return round(1000 * statistics.median(cpu), 2)

@@ -1,0 +1,133 @@
+"""Feedback storage on SQLite and on the local PostgreSQL (skipped, saying so, when none answers)."""
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from bot.feedback import (
+    AnswerRecord,
+    FeedbackDesk,
+    FeedbackStore,
+    FeedbackUnavailableError,
+    Place,
+    build_feedback_store,
+)
+from bot.metrics import build_metrics
+from tests.unit.bot.test_memory import POSTGRES_URL, _postgres_answers
+
+OpenStore = Callable[..., Awaitable[FeedbackStore]]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[OpenStore]:
+    """Opens a new store object on the same database each call (a restart, or another replica)."""
+    url = None
+    if request.param == "postgresql":
+        if not _postgres_answers():
+            pytest.skip(f"no PostgreSQL answers at {POSTGRES_URL}: PostgreSQL feedback not tested")
+        url = POSTGRES_URL
+    opened: list[FeedbackStore] = []
+
+    async def open_one(ttl_days: float = 30) -> FeedbackStore:
+        store = await build_feedback_store(data_dir=tmp_path, database_url=url, ttl_days=ttl_days)
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
+        await store.close()
+
+
+def _record(question_id: str, created: float = 0.0) -> AnswerRecord:
+    return AnswerRecord(
+        question_id=question_id,
+        platform="slack",
+        workspace="T1",
+        channel="C1",
+        thread="1700000000.000100",
+        answer="Parental leave is 20 weeks [1].",
+        passage_ids=("people:leave.md#0", "people:leave.md#1"),
+        collections=("people", "engineering"),
+        created=created,
+    )
+
+
+async def test_a_vote_carries_the_answer_it_rates_across_a_restart(open_store: OpenStore) -> None:
+    question_id = uuid.uuid4().hex[:16]  # the PostgreSQL database is shared with other runs
+    since = time.time() - 1
+    first = await open_store()
+    await first.keep_answer(_record(question_id))
+    await first.close()
+
+    other = await open_store()  # another replica, or after a restart
+    up = await other.vote(question_id, "up", place=Place("slack", "T1", "C1"))
+    down = await other.vote(question_id, "down", place=Place("slack", "T1", "C1"))
+    assert await other.explain(down.id, "outdated", "  The policy changed in May.  ")
+    assert not await other.explain("no-such-vote", "wrong")
+    votes = [v for v in await other.votes(since=since) if v.question_id == question_id]
+    assert [(v.vote, v.reason, v.comment) for v in votes] == [
+        ("up", None, ""),
+        ("down", "outdated", "The policy changed in May."),
+    ]
+    assert votes[0].id == up.id
+    for vote in votes:
+        assert vote.answer == "Parental leave is 20 weeks [1]."
+        assert vote.passage_ids == ("people:leave.md#0", "people:leave.md#1")
+        assert vote.collections == ("people", "engineering")
+        assert (vote.platform, vote.workspace, vote.channel) == ("slack", "T1", "C1")
+    assert votes[0].as_json()["at"].endswith("+00:00")
+
+
+async def test_answer_records_expire_and_votes_stay(open_store: OpenStore) -> None:
+    store = await open_store(ttl_days=1)
+    old, fresh = uuid.uuid4().hex[:16], uuid.uuid4().hex[:16]
+    await store.keep_answer(_record(old, created=time.time() - 2 * 86400))
+    await store.keep_answer(_record(fresh))
+    assert await store.answer(old) is None  # expired: never used, even before a sweep
+    assert await store.sweep() >= 1
+    assert (await store.answer(fresh)) is not None
+    vote = await store.vote(old, "down", place=Place("teams", "tenant", "19:abc"))
+    assert (vote.answer, vote.platform, vote.channel) == ("", "teams", "19:abc")  # known by its place
+    assert vote.id in {v.id for v in await store.votes()}
+
+
+async def test_votes_since_a_time_leave_older_ones_out(open_store: OpenStore) -> None:
+    store = await open_store()
+    question_id = uuid.uuid4().hex[:16]
+    await store.vote(question_id, "up", place=Place("slack", "T1", "C1"))
+    assert [v for v in await store.votes(since=time.time() + 60) if v.question_id == question_id] == []
+
+
+async def test_an_unreachable_database_names_the_setting(tmp_path: Path) -> None:
+    with pytest.raises(FeedbackUnavailableError, match="DATABASE_URL") as caught:
+        await build_feedback_store(
+            data_dir=tmp_path, database_url="postgresql://confer:pw-secret@127.0.0.1:1/x", ttl_days=1
+        )
+    assert "pw-secret" not in str(caught.value)
+
+
+async def test_the_desk_counts_every_click_and_survives_a_lost_store(tmp_path: Path) -> None:
+    metrics = build_metrics()
+    store = await build_feedback_store(data_dir=tmp_path, database_url=None, ttl_days=1)
+    desk = FeedbackDesk(store=store, metrics=metrics)
+    await store._db.execute("DROP TABLE confer_feedback_votes")  # the database breaks mid-run
+    assert await desk.vote("q1", "up", place=Place("slack", "T1", "C1")) is None
+    assert metrics.registry.get_sample_value("confer_feedback_total", {"vote": "up"}) == 1.0
+    lost = metrics.registry.get_sample_value("confer_memory_unavailable_total", {"operation": "feedback"})
+    assert lost == 1.0
+    await store.close()
+
+
+def test_since_takes_a_date_or_an_iso_time_and_refuses_anything_else() -> None:
+    from datetime import UTC, datetime
+
+    from bot.cli import parse_since
+
+    assert parse_since("2026-11-23") == datetime(2026, 11, 23, tzinfo=UTC).timestamp()  # midnight UTC
+    assert parse_since("2026-11-23T12:00+02:00") == datetime(2026, 11, 23, 10, tzinfo=UTC).timestamp()
+    for bad in ("yesterday", "2026-13-01", ""):
+        with pytest.raises(ValueError, match="--since"):
+            parse_since(bad)
