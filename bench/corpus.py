@@ -62,6 +62,10 @@ async def synthetic_collections(
             Collection(name=f"c{i}", title=f"Collection {i}", sources=("x",)) for i in range(count)
         )
     )
-    for collection in config.collections:
-        await backend.sync_collection(collection, synthetic_passages(collection.name, passages))
+    for index, collection in enumerate(config.collections):
+        # A seed of its own per collection: collections with the same texts would let one branch's
+        # text work serve every other branch (c0 keeps seed 7, which the benchmarks' questions use).
+        await backend.sync_collection(
+            collection, synthetic_passages(collection.name, passages, seed=7 + index)
+        )
     return config

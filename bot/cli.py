@@ -347,7 +347,15 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
     if args.json:
         summary = {
             key: report[key]
-            for key in ("overall", "by_type", "baseline", "questions", "not_found", "faithfulness")
+            for key in (
+                "overall",
+                "by_type",
+                "baseline",
+                "questions",
+                "not_found",
+                "verdicts",
+                "faithfulness",
+            )
         }
         sys.stdout.write(json.dumps(summary) + "\n")
     else:

@@ -61,6 +61,7 @@ class QuestionResult:
     branch_seconds: list[float] = field(default_factory=list)
     found: bool = True
     rounds: list[ResearchRound] = field(default_factory=list)
+    verdict: bool | None = None  # a yes/no comparison's derived verdict (graph.verdict), if any
 
 
 def load_questions(dataset: Path, split: str) -> list[EvalQuestion]:
@@ -203,8 +204,14 @@ def _judge(answer: Answer) -> tuple[bool, int, int, list[str]]:
     by_number = {c.n: c.passage for c in answer.citations}
     valid = all(c.passage.id in retrieved for c in answer.citations)
     total = supported = 0
-    for section in answer.sections:
+    # A verdict (the first section) is Confer's derived sentence, checked by its rule: only
+    # quoted sentences count as supported or not; its citations must still be valid.
+    for index, section in enumerate(answer.sections):
         for sentence in section.sentences:
+            cited_here = [by_number[n] for n in sentence.citations if n in by_number]
+            if index == 0 and answer.verdict is not None:
+                valid = valid and len(cited_here) == len(sentence.citations) and bool(cited_here)
+                continue
             total += 1
             cited = [by_number[n] for n in sentence.citations if n in by_number]
             valid = valid and len(cited) == len(sentence.citations) and bool(cited)
@@ -252,6 +259,7 @@ async def evaluate(
         results, with_model=with_model, index_seconds=index_seconds, split=split, dataset=dataset
     )
     report["not_found"] = not_found_report(results, without_evidence)
+    report["verdicts"] = verdict_report(results)
     report["faithfulness"] = faithfulness_report(config)
     return report
 
@@ -324,10 +332,33 @@ async def _run_without_evidence(
 def not_found_report(results: Sequence[QuestionResult], without_evidence: Sequence[bool]) -> dict[str, Any]:
     """How often Confer says "not found" when the evidence is gone (should be high) and when it
     is there (should be low)."""
+    by_type: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for result, hidden in zip(results, without_evidence, strict=True):
+        by_type[result.question.type][0].append(float(hidden))
+        by_type[result.question.type][1].append(float(not result.found))
     return {
         "questions": len(without_evidence),
         "not_found_without_evidence": _mean([float(x) for x in without_evidence]),
         "not_found_when_answerable": _mean([float(not r.found) for r in results]),
+        "by_type": {
+            kind: {"not_found_without_evidence": _mean(hidden), "not_found_when_answerable": _mean(shown)}
+            for kind, (hidden, shown) in sorted(by_type.items())
+        },
+    }
+
+
+def verdict_report(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """Yes/no comparison verdicts: how many questions with a yes/no gold got one, and how many of
+    those stated were right (a wrong verdict is worse than none)."""
+    yes_no = [r for r in results if {normalize_answer(a) for a in r.question.answers} & {"yes", "no"}]
+    stated = [r for r in yes_no if r.verdict is not None]
+    right = [r for r in stated if ("yes" if r.verdict else "no") in map(normalize_answer, r.question.answers)]
+    return {
+        "yes_no_questions": len(yes_no),
+        "stated": len(stated),
+        "correct": len(right),
+        "precision": round(len(right) / len(stated), 4) if stated else None,
+        "stated_elsewhere": sum(1 for r in results if r.verdict is not None and r not in yes_no),
     }
 
 
@@ -417,6 +448,7 @@ async def _run(
                     branch_seconds=[o.seconds for o in answer.outcomes],
                     found=answer.found,
                     rounds=list(answer.rounds),
+                    verdict=answer.verdict,
                 )
             )
             if progress is not None:
@@ -497,6 +529,9 @@ def _question_details(result: QuestionResult) -> dict[str, Any]:
         "baseline_retrieved": result.baseline_ranked,
         "collections": result.chosen,
         "rounds": [r.model_dump() for r in result.rounds],
+        "found": result.found,
+        "verdict": result.verdict,
+        "answer": result.answer_text,
         "seconds": round(result.seconds, 4),
     }
 
@@ -554,6 +589,13 @@ def markdown_report(report: dict[str, Any]) -> str:
             f"answers for {pct(nf['not_found_without_evidence'])} % of {nf['questions']} questions; "
             f"with them present, for {pct(nf['not_found_when_answerable'])} % (answerable questions "
             f"wrongly declared not found).",
+        ]
+    if report.get("verdicts"):
+        v = report["verdicts"]
+        lines += [
+            "",
+            f"Yes/no comparison verdicts: stated for {v['stated']} of {v['yes_no_questions']} questions "
+            f"with a yes/no gold answer, {v['correct']} of them right (precision {pct(v['precision'])} %).",
         ]
     stats = details.get("rounds")
     if stats:

@@ -13,6 +13,10 @@ change a copied sentence can carry:
 - ``quantifier``: "only", "all", "every", "never", "first", superlatives … are in the anchors;
 - ``comparative``: "older", "before", "more" … are in the anchors.
 
+A model sentence opening with a bare verdict ("Yes, …", "No: …") is ``unsupported``: no passage
+says yes or no to the question; the only verdict an answer carries is the one Confer derives from
+its verified sentences (``graph.verdict``).
+
 ``check`` returns the first failing reason, or ``None`` when every guard passes.
 """
 
@@ -37,6 +41,7 @@ REASONS: tuple[Reason, ...] = (
 )
 
 SUPPORT_THRESHOLD = 0.6
+_VERDICT_RE = re.compile(r"^\W*(yes|no)\s*[,:;.!—–-]", re.IGNORECASE)
 
 _TOKEN = re.compile(r"[$€£]?\d+(?:[.,]\d+)*(?:st|nd|rd|th|s)?%?|[^\W\d_]+(?:['’][^\W\d_]+)?|%")
 
@@ -381,6 +386,8 @@ def check(sentence: str, passage_texts: Iterable[str], threshold: float = SUPPOR
     texts = list(passage_texts)
     if is_quoted(sentence, texts):
         return None
+    if _VERDICT_RE.match(sentence):
+        return "unsupported"
     if support(sentence, texts) < threshold:
         return "unsupported"
     anchor = anchors(sentence, texts)

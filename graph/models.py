@@ -126,6 +126,9 @@ class Answer(_Frozen):
     other_language: str = ""
     rounds: tuple[ResearchRound, ...] = ()
     drop_reasons: tuple[str, ...] = ()  # one bounded reason per dropped sentence whose reason is known
+    # A yes/no comparison's verdict, when the cited sentences of both sides decide it: the first
+    # section is then Confer's derived verdict sentence (``graph.verdict``), not a quote.
+    verdict: bool | None = None
 
     @property
     def partial(self) -> bool:

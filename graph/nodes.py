@@ -40,7 +40,14 @@ from graph.reflect import (
 )
 from graph.schemas import PlanOutput
 from graph.state import ResearchState
-from graph.synthesis import merge_passages, outcomes_of, synthesize_extractive, synthesize_with_llm
+from graph.synthesis import (
+    merge_passages,
+    outcomes_of,
+    question_of,
+    synthesize_extractive,
+    synthesize_with_llm,
+)
+from graph.verdict import with_verdict
 from retrieval.errors import CollectionNotIndexedError, RetrievalError
 from retrieval.passages import Passage
 
@@ -406,6 +413,7 @@ def outcomes_across_rounds(answer: Answer, findings: Sequence[Finding]) -> tuple
 async def synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, Answer]:
     """The answer from every round's findings, with the rounds it took."""
     answer = await _synthesize(state, runtime)
+    answer = with_verdict(question_of(state["plan"]), state["plan"], answer)
     findings = state.get("findings", [])
     if any(f.round > 1 for f in findings):
         first = [f for f in findings if f.round == 1]

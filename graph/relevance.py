@@ -75,7 +75,9 @@ def focus_of(question: str, passages: Sequence[Passage], *, extra: Iterable[str]
     skip = {stem_in(w, language) for w in extra}
     function_words = FUNCTION_WORDS.get(language, frozenset())
     key = {stem_in(t, language) for t in key_terms(question) if t not in function_words} - skip
-    pool = [stems_in(p.text + " " + p.title, language) for p in passages]
+    # A passage's parts are analysed apart (cached per text, so each is read once per question);
+    # the union is what the joined text gives: no word spans the two.
+    pool = [stems_in(p.text, language) | stems_in(p.title, language) for p in passages]
     n = len(pool) or 1
     weights = {s: math.log(1 + n / (1 + sum(1 for ps in pool if s in ps))) + 0.1 for s in key}
     entities = []
@@ -173,6 +175,7 @@ class Coverage:
     unnamed_entities: tuple[str, ...] = ()  # named by no retrieved passage at all
     subject_share: float = 1.0  # key-term weight of the entities some retrieved passage is about
     passage_coverage: float = 0.0  # the best retrieved passage's share of the key-term weight
+    hop_missing: bool = False  # a bridge's second hop found nothing about the entity it followed
 
 
 def _opening_words(passage: Passage, count: int) -> list[str]:
@@ -227,15 +230,15 @@ def assess_coverage(
         return Coverage(found=bool(best), best_coverage=1.0 if best else 0.0)
     if not best:
         return Coverage(found=False)
-    evidence_words = [set(words(p.title + " " + p.text)) for _, p in best]
+    evidence_words = [_words_of(p) for _, p in best]
     missing_entities = tuple(
         " ".join(e) for e in focus.entities if not any(names_entity(e, ws) for ws in evidence_words)
     )
     everywhere = (
-        set().union(*(focus.stems(p.title + " " + p.text) for p in retrieved)) if retrieved else set()
+        set().union(*(focus.stems(p.title) | focus.stems(p.text) for p in retrieved)) if retrieved else set()
     )
     total = focus.total or 1.0
-    retrieved_words = [set(words(p.title + " " + p.text)) for p in retrieved]
+    retrieved_words = [_words_of(p) for p in retrieved]
     unnamed = tuple(
         " ".join(e) for e in focus.entities if not any(names_entity(e, ws) for ws in retrieved_words)
     )
@@ -268,3 +271,8 @@ def assess_coverage(
         subject_share=round(subjects, 4),
         passage_coverage=round(passage_coverage, 4),
     )
+
+
+def _words_of(passage: Passage) -> set[str]:
+    """The words of a passage's title and text (each part's words are cached per text)."""
+    return set(words(passage.title)) | set(words(passage.text))

@@ -7,7 +7,7 @@ import math
 import re
 import time
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from graph.citations import best_quote, check, is_supported, split_cited
 from graph.context import ResearchLimits
@@ -33,13 +33,14 @@ from graph.relevance import (
     bears_on,
     entity_share,
     focus_of,
+    names_entity,
     offers_answer,
     term_coverage,
 )
 from graph.schemas import AnswerOutput
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.passages import Passage
-from retrieval.text import split_sentences, stems
+from retrieval.text import split_sentences, stems, words
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,9 @@ ANSWER_BONUS = 0.1
 COVERED_DISCOUNT = 1.0
 # Passages added after a kept sentence that names their subject (a bridge's second hop).
 MAX_HOPS = 2
+# A question other than a comparison whose kept sentences make no hop (none leads to another's
+# passage) is "not found" unless a retrieved passage carries this share of the ask by itself.
+HOP_PASSAGE_COVERAGE = 0.6
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
@@ -319,10 +323,49 @@ def choose_claims(
     _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merge_passages(findings), comparison=plan.kind == "comparative")
+    if coverage.found and plan.kind != "comparative" and _hop_missing(focus, findings, best, coverage):
+        coverage = replace(coverage, found=False, hop_missing=True)
     if coverage.found:
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
+
+
+def _hop_missing(
+    focus: QuestionFocus, findings: Sequence[Finding], best: Sequence[tuple[str, Passage]], coverage: Coverage
+) -> bool:
+    """A bridge question's second hop is missing: a research round followed up an entity (the
+    bridge) that a kept sentence about one of the question's own entities names (the first hop),
+    and no retrieved passage is about it; no kept sentence leads to another kept passage (it
+    names that passage's subject, or either passage names the other's); and no retrieved passage
+    carries most of the ask by itself (``HOP_PASSAGE_COVERAGE``). What was found is then only
+    the first hop."""
+    if not focus.entities or coverage.passage_coverage >= HOP_PASSAGE_COVERAGE:
+        return False
+    followed = dict.fromkeys(f.entity for f in findings if f.round > 1 and f.entity)
+    first_hops = [
+        text
+        for text, passage in best
+        if any(names_entity(e, set(words(passage.title + " " + text))) for e in focus.entities)
+    ]
+    bridges = [e for e in followed if any(_names(text, e) for text in first_hops)]
+    retrieved = [p for f in findings for p in f.passages]
+    if not any(not any(is_about(p, entity) for p in retrieved) for entity in bridges):
+        return False
+    for text, passage in best:
+        for _, other in best:
+            if other.id == passage.id:
+                continue
+            subject = _subject(other)
+            if len(subject) > 2 and _names(text, subject):
+                return False
+            if _linked(passage, other):
+                return False
+    return True
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
 
 
 def _by_novelty(

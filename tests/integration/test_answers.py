@@ -167,3 +167,62 @@ async def test_a_comparison_answers_both_sides(
     # One side: a rate limit with its figure; the other: how long webhook deliveries are retried.
     assert any("rate limit" in s and "requests per second" in s for s in sentences), payload["answer"]
     assert any("retr" in s.lower() and "24 hours" in s for s in sentences), payload["answer"]
+
+
+PEOPLE = {
+    "marlow.md": "# Edith Marlow\n\nEdith Marlow (born 1931) is a Canadian film director and screenwriter. "
+    "Her first feature was shot in Montreal.\n",
+    "varga.md": "# Ilona Varga\n\nIlona Varga (1925 – 1990) was a Hungarian film director and editor. "
+    "She studied in Budapest.\n",
+    "quist.md": "# Henrik Quist\n\nHenrik Quist (born 1940) is a Canadian film director and painter. "
+    "He lives in Toronto.\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "opening"),
+    [
+        (
+            "Were Edith Marlow and Henrik Quist of the same nationality?",
+            "Yes: Edith Marlow and Henrik Quist are both Canadian",
+        ),
+        (
+            "Were Edith Marlow and Ilona Varga of the same nationality?",
+            "No: Edith Marlow is Canadian, Ilona Varga is Hungarian",
+        ),
+        ("Are Edith Marlow and Ilona Varga both film directors?", "Yes: both Edith Marlow and Ilona Varga"),
+    ],
+)
+async def test_a_yes_no_comparison_opens_with_its_verdict_citing_both_sides(
+    embedded: SearchBackend, tmp_path: Path, text: str, opening: str
+) -> None:
+    for name, body in PEOPLE.items():
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    (tmp_path / "collections.yaml").write_text(
+        "collections:\n  - {name: people, title: People, sources: ['*.md']}\n", encoding="utf-8"
+    )
+    config = load_collections(tmp_path / "collections.yaml")
+    payload = await _ask(config, embedded, text)
+    assert payload["found"] is True
+    verdict, _, rest = str(payload["answer"]).partition("\n\n")
+    assert verdict.startswith(opening), payload["answer"]
+    citations = {c["n"]: c["title"] for c in payload["citations"]}  # type: ignore[attr-defined]
+    cited = {citations[int(n)] for n in verdict.split("[")[1:] for n in [n.split("]")[0]]}
+    sides = [side for side in ("Edith Marlow", "Henrik Quist", "Ilona Varga") if side in text]
+    assert cited == set(sides)
+    # The quoted sentences that decided it follow, each with its citation.
+    assert all(side in rest for side in sides)
+
+
+async def test_a_yes_no_comparison_the_sentences_do_not_decide_gets_no_verdict(
+    embedded: SearchBackend, tmp_path: Path
+) -> None:
+    for name, body in PEOPLE.items():
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    (tmp_path / "collections.yaml").write_text(
+        "collections:\n  - {name: people, title: People, sources: ['*.md']}\n", encoding="utf-8"
+    )
+    config = load_collections(tmp_path / "collections.yaml")
+    # Neither sentence says whether they are painters: both are quoted, no verdict is derived.
+    payload = await _ask(config, embedded, "Are Edith Marlow and Ilona Varga both painters?")
+    assert not str(payload["answer"]).startswith(("Yes", "No"))

@@ -98,14 +98,28 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     out = tmp_path / "report"
     assert main(["eval", str(dataset), "--json", "--out", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"overall", "by_type", "baseline", "questions", "not_found", "faithfulness"}
+    assert set(report) == {
+        "overall",
+        "by_type",
+        "baseline",
+        "questions",
+        "not_found",
+        "verdicts",
+        "faithfulness",
+    }
     # With its gold paragraphs hidden, no other paragraph names a question's people or film: every
     # question must get a "not found"; with them present, none may.
     assert report["not_found"] == {
         "questions": 4,
         "not_found_without_evidence": 1.0,
         "not_found_when_answerable": 0.0,
+        "by_type": {
+            kind: {"not_found_without_evidence": 1.0, "not_found_when_answerable": 0.0}
+            for kind in ("bridge", "comparison")
+        },
     }
+    # No question of this set has a yes/no gold, and no verdict is stated on any other.
+    assert report["verdicts"]["stated_elsewhere"] == 0
     assert report["questions"] == 4 and set(report["by_type"]) == {"bridge", "comparison"}
     fields = {
         "recall_at_2",

@@ -222,8 +222,12 @@ async def test_follow_ups_never_search_a_collection_the_channel_may_not_search(
     # Explicit in: keeps follow-ups inside the named collections.
     spy = SpyBackend(indexed)
     answer, _ = await _ask(_service(wiki, spy), f"in:films {QUESTION}", channel="C_PUBLIC")
-    assert {name for name, _ in spy.searches} <= {"films"}
+    assert {name for name, query in spy.searches if query != QUESTION} <= {"films"}
     assert all(p.collection == "films" for p in answer.retrieved)
+    # Films only name the director (the first hop): not found there. Only the question itself is
+    # then tried in the other collections the channel may search, to name one that answers.
+    assert not answer.found
+    assert {name for name, query in spy.searches if query == QUESTION} <= {"films", "people"}
 
 
 # --- with the fake model ---------------------------------------------------------------------------

@@ -201,3 +201,61 @@ def test_a_when_question_prefers_the_sentence_with_a_date() -> None:
     counted = focus_of("How many laps is the race?", [])
     assert offers_answer(counted, "The race consists of 25 laps.")
     assert not offers_answer(counted, "The race is run on a track.")
+
+
+def _bridge_findings(second_hop: list[Passage]) -> list[Finding]:
+    """A bridge question's rounds: the first finds the film's passage, which names its director;
+    the follow-up for the director finds ``second_hop``."""
+    film = _titled(
+        "f",
+        "Big Stone Gap (film)",
+        "Big Stone Gap is a 2014 American drama romantic comedy film written and directed by "
+        "Adriana Trigiani. The story is set in the actual Virginia town of Big Stone Gap. It opened "
+        "in New York in October 2014.",
+        9.0,
+    )
+    others = [
+        _titled(
+            f"o{i}",
+            f"Town {i}, Virginia",
+            f"Town {i} is a small town in Virginia, far from the city.",
+            4.0 - i,
+        )
+        for i in range(3)
+    ]
+    first = _finding("places", [film, *others], [])
+    follow = Finding(
+        collection="places",
+        status="ok",
+        passages=tuple(second_hop),
+        round=2,
+        entity="Adriana Trigiani",
+        origin="f",
+    )
+    return [first, follow]
+
+
+BRIDGE = 'The director of the romantic comedy "Big Stone Gap" is based in what New York city?'
+
+
+def test_a_bridge_question_whose_second_hop_is_missing_is_not_found() -> None:
+    # The follow-up for the director found only a passage that mentions her, none about her.
+    mention = _titled("m", "Lucia, Lucia", "Lucia, Lucia is a novel by Adriana Trigiani set in 1950.", 3.0)
+    answer = synthesize_extractive(_asked(BRIDGE, "places"), _bridge_findings([mention]), ResearchLimits())
+    assert not answer.found
+    # The first hop is offered as the closest thing, never as the answer.
+    assert all("Trigiani" not in s.text or "directed" in s.text for s in answer.closest)
+
+
+def test_a_bridge_question_with_its_second_hop_is_answered() -> None:
+    director = _titled(
+        "d",
+        "Adriana Trigiani",
+        "Adriana Trigiani is an Italian American best-selling author of sixteen books, television "
+        "writer, film director, and entrepreneur based in Greenwich Village, New York City.",
+        3.0,
+    )
+    answer = synthesize_extractive(_asked(BRIDGE, "places"), _bridge_findings([director]), ResearchLimits())
+    assert answer.found
+    texts = " ".join(sentence.text for section in answer.sections for sentence in section.sentences)
+    assert "Greenwich Village" in texts
