@@ -158,6 +158,7 @@ async def measure_slack_load(
             SLACK_API_URL=fake.url,
             CONFER_COLLECTIONS=str(kb / "collections.yaml"),
             CONFER_SHUTDOWN_GRACE_SECONDS=5,
+            CONFER_SLACK_PROGRESS="edit",  # acks and post-and-edit; streams: bench.slack_progress
         )
         server = build_server(settings, backend=backend, host="127.0.0.1")
         server.port = 0

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from bot import messages
 from bot.errors import ChatCallError
@@ -20,7 +20,7 @@ from bot.progress import Phase, Row, StatusSink, StatusState, StatusWriter
 from bot.render import AnswerFooter, plain_answer
 from bot.scheduler import QuestionScheduler
 from bot.service import QuestionTimeoutError, ResearchService, Surface
-from graph.events import BranchFinished, FollowUp, PlanReady, ProgressEvent
+from graph.events import BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent
 from graph.models import Answer, Question
 
 logger = logging.getLogger(__name__)
@@ -36,6 +36,28 @@ class ChatThread(StatusSink, Protocol):
 
     async def say(self, text: str) -> None:
         """Post one sentence from ``bot.messages``; failures are logged, never raised."""
+        ...
+
+
+@runtime_checkable
+class StreamingThread(Protocol):
+    """A capability some threads have: the status is one live message the answer is added to
+    (Slack's streamed plan). The core then hands the final state and the answer over together,
+    and ends the stream on every other ending."""
+
+    @property
+    def streaming(self) -> bool:
+        """Whether a live status message is open now (it may have fallen back to edits)."""
+        ...
+
+    async def finish_stream(self, state: StatusState, answer: Answer, footer: AnswerFooter) -> None:
+        """Show ``state`` and ``answer`` in the live message and close it with ``footer``; fall back
+        to posting the answer when the platform refuses. Raises ``ChatCallError`` when nothing
+        could be posted."""
+        ...
+
+    async def end_stream(self) -> None:
+        """Close the live message if one is open (after a failure); never raises."""
         ...
 
 
@@ -59,10 +81,19 @@ def _progress(writer: StatusWriter) -> Callable[[ProgressEvent], Awaitable[None]
     async def on_event(event: ProgressEvent) -> None:
         if isinstance(event, PlanReady) and event.collections:
             writer.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
+        elif isinstance(event, BranchStarted):
+            writer.update(lambda s: _started(s, event))
         elif isinstance(event, FollowUp):
             writer.update(lambda s: s.follow_ups.update({target: Row() for target in event.targets}))
         elif isinstance(event, BranchFinished):
-            row = Row(status=event.status, sources=event.sources, seconds=event.seconds, reason=event.reason)
+            row = Row(
+                status=event.status,
+                sources=event.sources,
+                seconds=event.seconds,
+                reason=event.reason,
+                started=True,
+                links=event.links,
+            )
             if event.round > 1:
                 target = (event.entity, event.collection)
                 writer.update(lambda s: s.follow_ups.__setitem__(target, row))
@@ -70,6 +101,15 @@ def _progress(writer: StatusWriter) -> Callable[[ProgressEvent], Awaitable[None]
                 writer.update(lambda s: s.rows.__setitem__(event.collection, row))
 
     return on_event
+
+
+def _started(state: StatusState, event: BranchStarted) -> None:
+    if event.round > 1:
+        row = state.follow_ups.get((event.entity, event.collection))
+    else:
+        row = state.rows.get(event.collection)
+    if row is not None and row.status is None:
+        row.started = True
 
 
 async def answer_in_thread(
@@ -108,9 +148,14 @@ async def answer_in_thread(
             answer = await service.answer(question, surface=surface, on_event=_progress(writer))
         footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
         await writer.first_post()  # the status stays above the answer
-        await thread.post_answer(answer, footer)
-        answered = answer
-        writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
+        if isinstance(thread, StreamingThread) and thread.streaming:
+            writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
+            await thread.finish_stream(await writer.hand_over(), answer, footer)
+            answered = answer
+        else:
+            await thread.post_answer(answer, footer)
+            answered = answer
+            writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
     except QuestionTimeoutError:
         writer.update(_finish("failed", messages.STATUS_TIMED_OUT))
         await thread.say(messages.TIMED_OUT)
@@ -129,6 +174,8 @@ async def answer_in_thread(
         writer.update(_finish("failed", messages.STATUS_UNEXPECTED))
         await thread.say(messages.UNEXPECTED)
     await writer.close()
+    if isinstance(thread, StreamingThread):
+        await thread.end_stream()
     return answered
 
 
@@ -169,3 +216,5 @@ async def answer_footer(
 async def _finish_interrupted(thread: ChatThread, writer: StatusWriter) -> None:
     await thread.say(messages.INTERRUPTED)
     await writer.close(wait=10)
+    if isinstance(thread, StreamingThread):
+        await thread.end_stream()

@@ -216,6 +216,25 @@ def status_row(status: FindingStatus, sources: int, reason: str) -> str:
     return label
 
 
+# Slack's native agent status (the loading state under the question) and its streamed plan's tasks.
+LOADING_STATUS = "is researching…"
+
+
+def task_output(status: FindingStatus, sources: int, reason: str) -> str:
+    """What one finished task shows in a streamed plan: ``3 sources``, ``No results``."""
+    if status == "ok":
+        return _plural(sources, "source")
+    if status == "empty":
+        return "No results"
+    if status == "failed":
+        return f"Failed: {failure_reason(reason)}"
+    return "Timed out"
+
+
+def task_details(seconds: float) -> str:
+    return f"{seconds:.1f} s"
+
+
 def status_done(*, seconds: float, collections: int, sources: int, unavailable: int) -> str:
     line = f"✅ Done in {seconds:.1f} s · {_plural(collections, 'collection')} · {_plural(sources, 'source')}"
     return line + (f" · {unavailable} unavailable" if unavailable else "")

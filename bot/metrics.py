@@ -38,6 +38,7 @@ class ConferMetrics:
     dedupe_entries: Gauge
     dedupe_evictions: Counter
     memory_unavailable: Counter
+    slack_stream_fallbacks: Counter
 
 
 class MetricsLLMObserver:
@@ -184,6 +185,13 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             "confer_memory_unavailable",
             "Thread memory or feedback store operations that failed (answered without them), by operation.",
             ["operation"],
+            registry=registry,
+        ),
+        slack_stream_fallbacks=Counter(
+            "confer_slack_stream_fallbacks",
+            "Questions whose streamed Slack reply fell back to a posted-and-edited status, by Slack's error "
+            "(a refusal such as not_allowed, or other).",
+            ["error"],
             registry=registry,
         ),
     )

@@ -26,10 +26,12 @@ FINAL_PHASES: frozenset[Phase] = frozenset({"done", "failed", "interrupted"})
 
 @dataclass
 class Row:
-    status: FindingStatus | None = None
+    status: FindingStatus | None = None  # None: not finished
     sources: int = 0
     seconds: float = 0.0
     reason: str = ""
+    started: bool = False  # the branch has begun (a plan shows it "in progress", not "pending")
+    links: tuple[tuple[str, str], ...] = ()  # (url, title) of its sources; a platform picks what it shows
 
 
 @dataclass
@@ -72,6 +74,7 @@ class StatusWriter:
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._post_settled = asyncio.Event()
+        self._posting = False
         self.posted = False
 
     def start(self) -> None:
@@ -96,12 +99,27 @@ class StatusWriter:
         finally:
             settled.cancel()
 
+    async def hand_over(self) -> StatusState:
+        """Stop the writer without sending what is pending, and give the state to the caller, who
+        sends the rest itself (a streamed status ends in the same call that adds the answer). A
+        first post in flight is waited for (it creates the message); an edit in flight is abandoned:
+        streamed updates carry whole task states, so resending them is harmless."""
+        self._closing = True
+        if self._task is not None and self._posting:
+            await self.first_post()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._post_settled.set()
+        return self.state
+
     async def close(self, *, wait: float = 600.0) -> None:
         """Let the writer send the final state, then stop it. Under load the platform's budget decides
         when that is, so the wait is long; shutdown cancels it sooner."""
         self._closing = True
         self._changed.set()
-        if self._task is None:
+        if self._task is None or self._task.done():  # never started, finished, or handed over
             return
         try:
             await asyncio.wait_for(asyncio.shield(self._task), wait)
@@ -125,12 +143,14 @@ class StatusWriter:
                     self._sent_version = self._version
                     continue
                 version = self._version
+                self._posting = True
                 try:
                     await self._sink.post_status(self.state)
                 except ConferError:
                     logger.warning("could not post the status message")
                     return  # nothing to edit later
                 finally:
+                    self._posting = False
                     self._post_settled.set()
                 self.posted = True
                 self._sent_version = version

@@ -2,14 +2,22 @@
 
 Each budget holds one or more windows (``count`` calls per ``seconds``); a call waits until every
 window has room. After a platform answers "slow down", ``pause`` empties the place's buckets so
-nobody there calls again before the platform's ``Retry-After``. In-process: one replica's view.
+nobody there calls again before the platform's ``Retry-After``. ``RateBudget`` is one replica's
+view; ``RedisRateBudget`` keeps the buckets in Redis, so every replica spends the same budget.
 """
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
+from typing import Protocol
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from retrieval.errors import ConferError
+
+logger = logging.getLogger(__name__)
 
 
 class RetryLaterError(ConferError):
@@ -30,6 +38,16 @@ class Window:
     @property
     def rate(self) -> float:
         return self.count / self.seconds
+
+
+class Budget(Protocol):
+    async def acquire(self, key: str) -> None:
+        """Wait until ``key`` may make one more call, and count it."""
+        ...
+
+    async def pause(self, key: str, seconds: float) -> None:
+        """Spend ``key``'s buckets so that its next call waits at least ``seconds``."""
+        ...
 
 
 class RateBudget:
@@ -67,7 +85,7 @@ class RateBudget:
                 wait = max((1 - t) / w.rate for w, t in zip(self._windows, tokens, strict=True) if t < 1)
             await asyncio.sleep(wait)
 
-    def pause(self, key: str, seconds: float) -> None:
+    async def pause(self, key: str, seconds: float) -> None:
         """Spend ``key``'s buckets so that its next call waits at least ``seconds``."""
         self._tokens[key] = [-seconds * w.rate for w in self._windows]
         self._stamp[key] = time.monotonic()
@@ -94,3 +112,86 @@ TEAMS_CONVERSATION_WINDOWS = (
 
 def build_teams_budget() -> RateBudget:
     return RateBudget(TEAMS_CONVERSATION_WINDOWS)
+
+
+# Token buckets of one place in one Redis hash: field i holds window i's tokens, "at" the time they
+# were counted (Redis's own clock, so replicas with skewed clocks agree). ARGV: "acquire" or
+# "pause", the pause in seconds, then count and seconds of each window. Returns "0" when the call
+# may go, else how many seconds to wait before asking again.
+_BUCKET_SCRIPT = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local pause = tonumber(ARGV[2])
+local windows = (#ARGV - 2) / 2
+local stamp = tonumber(redis.call('HGET', KEYS[1], 'at') or now)
+local tokens, wait, longest = {}, 0, 0
+for i = 1, windows do
+  local count, seconds = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
+  local rate = count / seconds
+  if seconds > longest then longest = seconds end
+  local held = tonumber(redis.call('HGET', KEYS[1], tostring(i)) or count)
+  if ARGV[1] == 'pause' then
+    held = -pause * rate
+  else
+    held = math.min(count, held + (now - stamp) * rate)
+    if held < 1 then wait = math.max(wait, (1 - held) / rate) end
+  end
+  tokens[i] = held
+end
+for i = 1, windows do
+  local held = tokens[i]
+  if ARGV[1] == 'acquire' and wait == 0 then held = held - 1 end
+  redis.call('HSET', KEYS[1], tostring(i), tostring(held))
+end
+redis.call('HSET', KEYS[1], 'at', tostring(now))
+redis.call('EXPIRE', KEYS[1], math.ceil(longest + pause) + 60)
+return tostring(wait)
+"""
+
+
+class RedisRateBudget:
+    """The same buckets as ``RateBudget``, kept in Redis and changed atomically by one script, so
+    several replicas share one platform budget. When Redis fails, this replica falls back to its
+    own in-process budget (logged once): slower to notice others' calls beats not calling."""
+
+    def __init__(self, *, client: "Redis", name: str, windows: tuple[Window, ...]) -> None:
+        self._client = client
+        self._prefix = f"confer:budget:{name}:"
+        self._args = [str(v) for w in windows for v in (w.count, w.seconds)]
+        self._fallback = RateBudget(windows)
+        self._script = client.register_script(_BUCKET_SCRIPT)
+        self._warned = False
+
+    async def _run(self, key: str, mode: str, seconds: float = 0.0) -> float | None:
+        try:
+            answer = await self._script(keys=[self._prefix + key], args=[mode, str(seconds), *self._args])
+        except (RedisError, OSError):
+            if not self._warned:
+                self._warned = True
+                logger.warning("redis unavailable for rate budgets; budgeting in process")
+            return None
+        return float(answer.decode() if isinstance(answer, bytes) else answer)
+
+    async def acquire(self, key: str) -> None:
+        while True:
+            wait = await self._run(key, "acquire")
+            if wait is None:
+                await self._fallback.acquire(key)
+                return
+            if wait <= 0:
+                return
+            await asyncio.sleep(wait)
+
+    async def pause(self, key: str, seconds: float) -> None:
+        await self._fallback.pause(key, seconds)
+        await self._run(key, "pause", seconds)
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+def build_budget(*, name: str, windows: tuple[Window, ...], redis: "Redis | None") -> Budget:
+    """A budget shared through ``redis`` when given, else this process's own."""
+    if redis is not None:
+        return RedisRateBudget(client=redis, name=name, windows=windows)
+    return RateBudget(windows)

@@ -10,6 +10,7 @@ import signal
 from dataclasses import dataclass, field
 
 from aiohttp import web
+from redis.asyncio import Redis
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
@@ -20,12 +21,13 @@ from bot.dedupe import EventDeduplicator, build_deduplicator
 from bot.feedback import FeedbackDesk, FeedbackStore, FeedbackUnavailableError, build_feedback_store
 from bot.memory import MemoryUnavailableError, ThreadMemory, build_thread_memory
 from bot.metrics import ConferMetrics, build_metrics
+from bot.ratelimit import build_budget
 from bot.scheduler import QuestionScheduler
 from bot.service import ResearchService
 from bot.settings import ConferSettings, SettingsError
 from bot.slack.app import SlackResponder, authorize_once, build_slack_app
 from bot.slack.followups import SlackConversations
-from bot.slack.gateway import SlackGateway, share_session
+from bot.slack.gateway import APPEND_WINDOWS, UPDATE_WINDOWS, SlackGateway, share_session
 from bot.teams.surface import TeamsSurface, build_teams_surface
 from bot.threads import Conversations
 from bot.web import build_web_app
@@ -72,6 +74,7 @@ class ConferServer:
     gateway: SlackGateway | None = None
     teams: TeamsSurface | None = None
     memory: ThreadMemory | None = None
+    _budget_redis: Redis | None = None
     feedback: FeedbackStore | None = None
 
     async def ready(self) -> bool:
@@ -165,13 +168,22 @@ class ConferServer:
     async def _build_bolt(self) -> AsyncApp:
         settings = self.settings
         assert self.client is not None
-        gateway = self.gateway = SlackGateway(client=self.client, metrics=self.metrics)
+        redis = None
+        if settings.redis_url is not None:  # the workspace budgets are shared by every replica
+            redis = self._budget_redis = Redis.from_url(settings.redis_url.get_secret_value())
+        gateway = self.gateway = SlackGateway(
+            client=self.client,
+            metrics=self.metrics,
+            update_budget=build_budget(name="chat.update", windows=UPDATE_WINDOWS, redis=redis),
+            append_budget=build_budget(name="chat.appendStream", windows=APPEND_WINDOWS, redis=redis),
+        )
         identity = await self._connect_slack(gateway)
         responder = SlackResponder(
             service=self.service,
             gateway=gateway,
             scheduler=self.scheduler,
             status_interval=self.status_interval,
+            progress=settings.slack_progress,
             feedback=self.desk,
         )
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
@@ -208,6 +220,8 @@ class ConferServer:
         if self._runner is not None:
             await self._runner.cleanup()
         await self.dedupe.close()
+        if self._budget_redis is not None:
+            await self._budget_redis.aclose()
         if self.memory is not None:
             await self.memory.close()
         if self.feedback is not None:

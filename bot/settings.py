@@ -57,6 +57,9 @@ class ConferSettings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(None, validation_alias=_env("SLACK_SIGNING_SECRET"))
     slack_app_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_APP_TOKEN"))
     slack_api_url: str | None = Field(None, validation_alias=_env("SLACK_API_URL"))
+    slack_progress: Literal["stream", "edit"] = Field(
+        "stream", validation_alias=_env("CONFER_SLACK_PROGRESS")
+    )
     port: int = Field(3000, ge=1, le=65535, validation_alias=_env("PORT"))
     host: str | None = Field(None, validation_alias=_env("CONFER_HOST"))
     max_concurrent_questions: int = Field(

@@ -23,6 +23,7 @@ class BranchFinished(_Frozen):
     reason: str = ""
     round: int = 1
     entity: str = ""
+    links: tuple[tuple[str, str], ...] = ()  # (url, title) of each distinct source URL found, by rank
 
 
 class FollowUp(_Frozen):

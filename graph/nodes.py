@@ -242,9 +242,19 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
             reason=finding.reason,
             round=task.round,
             entity=task.entity,
+            links=_links(finding.passages),
         )
     )
     return {"findings": [finding]}
+
+
+def _links(passages: Sequence[Passage]) -> tuple[tuple[str, str], ...]:
+    """(url, title) of each distinct source URL, in rank order (the first passage names it)."""
+    links: dict[str, str] = {}
+    for passage in passages:
+        if passage.url:
+            links.setdefault(passage.url, passage.title)
+    return tuple(links.items())
 
 
 def _round_summary(tasks: Sequence[ResearchTask], seconds: float) -> ResearchRound:

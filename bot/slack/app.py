@@ -4,7 +4,7 @@ answered in its thread."""
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -48,6 +48,7 @@ from bot.slack.payloads import (
     plain_text,
     strip_bot_mention,
 )
+from bot.slack.stream import EditOnlyWorkspaces, ProgressMode, StreamedSlackThread
 from bot.slack.thread import SlackThread, post_message
 from bot.threads import Prepared
 from bot.turns import TurnGate
@@ -69,6 +70,9 @@ class SlackResponder:
     gateway: SlackGateway
     scheduler: QuestionScheduler
     status_interval: float = 1.0
+    progress: ProgressMode = "stream"
+    stream_interval: float = 0.25  # streamed plans: at most about 4 appends a second per message
+    workspaces: EditOnlyWorkspaces = field(default_factory=EditOnlyWorkspaces)
     feedback: FeedbackDesk | None = None
 
     async def post(self, channel: str, thread_ts: str | None, text: str, **extra: Any) -> dict[str, Any]:
@@ -95,20 +99,41 @@ class SlackResponder:
         surface: Surface,
         on_undelivered: Callable[[], Awaitable[None]] | None = None,
         searching: str = "",
+        user: str = "",
     ) -> Answer | None:
-        """The chat core runs the question's life; Slack only supplies the thread.
-        ``on_undelivered`` tells the asker another way when nothing reached the thread. Returns the
-        answer once it is posted (``None`` otherwise)."""
-        thread = SlackThread(
-            gateway=self.gateway, config=self.service.config, team=team, channel=channel, thread_ts=thread_ts
-        )
+        """The chat core runs the question's life; Slack only supplies the thread: streamed to
+        ``user`` (a loading state at once, then one reply with a live plan and the answer) unless
+        progress is ``edit`` or the workspace refused streams. ``on_undelivered`` tells the asker
+        another way when nothing reached the thread. Returns the answer once it is posted."""
+        config = self.service.config
+        thread: SlackThread
+        interval = self.status_interval
+        if self.progress == "stream":
+            streamed = StreamedSlackThread(
+                gateway=self.gateway,
+                config=config,
+                team=team,
+                channel=channel,
+                thread_ts=thread_ts,
+                user=user if is_user_id(user) else "",
+                metrics=self.gateway.metrics,
+                workspaces=self.workspaces,
+            )
+            if streamed.can_stream:
+                await streamed.set_loading()
+                interval = min(interval, self.stream_interval)
+            thread = streamed
+        else:
+            thread = SlackThread(
+                gateway=self.gateway, config=config, team=team, channel=channel, thread_ts=thread_ts
+            )
         return await answer_in_thread(
             thread,
             service=self.service,
             scheduler=self.scheduler,
             question=question,
             surface=surface,
-            status_interval=self.status_interval,
+            status_interval=interval,
             on_undelivered=on_undelivered,
             searching=searching,
             key=thread_key(team, channel, thread_ts),
@@ -245,6 +270,7 @@ def build_slack_app(
                         surface="mention",
                         on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
                         searching=prepared.searching if prepared is not None else "",
+                        user=mention.user,
                     ),
                     conversations,
                     key,
@@ -296,6 +322,7 @@ def build_slack_app(
                         question=prepared.question,
                         surface=surface,
                         searching=prepared.searching,
+                        user=message.user,
                     ),
                     conversations,
                     key,
@@ -505,6 +532,7 @@ async def _answer_command(
             question=question,
             surface="command",
             on_undelivered=undelivered,
+            user=command.user,
         ),
         conversations,
         thread_key(command.team, command.channel, thread),

@@ -1,10 +1,10 @@
 """Every Slack Web API call goes through here: metrics per method and outcome, 429 answers waited
-out (``Retry-After``), 5xx and temporary ``ok: false`` errors retried with a growing pause, and a
-per-workspace budget for ``chat.update``."""
+out (``Retry-After``), 5xx and temporary ``ok: false`` errors retried with a growing pause, and
+per-workspace budgets for the calls a status makes many of (``chat.update``, ``chat.appendStream``),
+shared by every replica through Redis when ``REDIS_URL`` is set."""
 
 import asyncio
 import logging
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,6 +15,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.errors import ChatCallError
 from bot.metrics import ConferMetrics
+from bot.ratelimit import Budget, RateBudget, Window
 from bot.turns import TurnGate
 from retrieval.errors import ConferError
 
@@ -39,45 +40,25 @@ class RateLimitedError(ConferError):
         super().__init__(f"{method}: retry after {retry_after} s")
 
 
-class RateBudget:
-    """A token bucket per workspace: ``chat.update`` is Tier 3, about 50 calls a minute per app."""
-
-    def __init__(self, *, per_minute: float = 50.0, burst: float = 10.0) -> None:
-        self._rate = per_minute / 60.0
-        self._burst = burst
-        self._tokens: dict[str, float] = {}
-        self._stamp: dict[str, float] = {}
-        self._lock = asyncio.Lock()
-
-    async def acquire(self, team: str) -> None:
-        while True:
-            async with self._lock:
-                now = time.monotonic()
-                tokens = min(
-                    self._burst,
-                    self._tokens.get(team, self._burst) + (now - self._stamp.get(team, now)) * self._rate,
-                )
-                self._stamp[team] = now
-                if tokens >= 1:
-                    self._tokens[team] = tokens - 1
-                    return
-                self._tokens[team] = tokens
-                wait = (1 - tokens) / self._rate
-            await asyncio.sleep(wait)
-
-    def pause(self, team: str, seconds: float) -> None:
-        """After a 429, spend the bucket so nobody in this workspace edits before ``seconds``."""
-        self._tokens[team] = -seconds * self._rate
-        self._stamp[team] = time.monotonic()
+# ``chat.update`` is Tier 3: about 50 a minute per workspace and app (bursts of 10 kept).
+UPDATE_WINDOWS = (Window(10, 12.0),)
+# ``chat.appendStream`` is Tier 4: 100 and more a minute per workspace and app, with bursts.
+APPEND_WINDOWS = (Window(100, 60.0),)
 
 
 class SlackGateway:
     def __init__(
-        self, *, client: AsyncWebClient, metrics: ConferMetrics, update_budget: RateBudget | None = None
+        self,
+        *,
+        client: AsyncWebClient,
+        metrics: ConferMetrics,
+        update_budget: Budget | None = None,
+        append_budget: Budget | None = None,
     ) -> None:
         self.client = client
         self.metrics = metrics
-        self.update_budget = update_budget or RateBudget()
+        self.update_budget = update_budget or RateBudget(UPDATE_WINDOWS)
+        self.append_budget = append_budget or RateBudget(APPEND_WINDOWS)
         # A burst's status messages all start at once: their calls are built and sent at most
         # CALLS_PER_TURN per turn of the event loop, not in one block (``bot.turns``).
         self._turns = TurnGate(CALLS_PER_TURN)

@@ -44,6 +44,16 @@ def safe_link(url: str, label: str) -> str:
     return f"<{escape(url.strip())}|{neutralize(label).replace('|', '¦')}>"
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]|#])")
+
+
+def neutralize_markdown(text: str) -> str:
+    """``neutralize`` for streamed ``markdown_text``: the same escaping and unlinking, and markdown's
+    own markup (emphasis, code, ``[label](url)`` links, headings, tables) backslash-escaped, so a
+    document or a model can neither format nor link anything."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", neutralize(text))
+
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 

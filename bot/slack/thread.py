@@ -59,7 +59,7 @@ class SlackThread:
                 text=status_text(state, self.config),
             )
         except RateLimitedError as limited:
-            budget.pause(self.team, limited.retry_after)
+            await budget.pause(self.team, limited.retry_after)
             raise RetryLaterError(method="chat.update", retry_after=limited.retry_after) from None
 
     async def post_answer(self, answer: Answer, footer: AnswerFooter | None = None) -> None:

@@ -92,7 +92,7 @@ class TeamsClient:
                     metrics.teams_api_calls.labels(method, outcome).inc()
                     if error.status == 429:
                         metrics.teams_rate_limited.labels(method).inc()
-                        budget.pause(key, wait)
+                        await budget.pause(key, wait)
                     if retry_later:
                         raise RetryLaterError(method=method, retry_after=wait) from None
                     if attempt < attempts:

@@ -20,6 +20,9 @@ BOT_USER_ID = "UCONFER"
 TEAM_ID = "T0001"
 
 
+STREAM_METHODS = frozenset({"chat.startStream", "chat.appendStream", "chat.stopStream"})
+
+
 @dataclass(frozen=True)
 class Call:
     method: str
@@ -27,6 +30,117 @@ class Call:
     status: int
     at: float
     response: dict[str, Any] = field(default_factory=dict)
+
+
+TASK_STATUSES = frozenset({"pending", "in_progress", "complete", "error"})
+CHUNK_TYPES = frozenset({"markdown_text", "task_update", "plan_update", "blocks"})
+MAX_MARKDOWN = 12_000
+
+
+@dataclass
+class Stream:
+    """One streamed message: every chunk it received, in order, and how it ended."""
+
+    channel: str
+    thread_ts: str
+    ts: str
+    recipient_user_id: str
+    task_display_mode: str
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    chunk_at: list[float] = field(default_factory=list)  # when each chunk arrived
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    stopped: bool = False
+    started_at: float = 0.0
+    stopped_at: float = 0.0
+    calls: int = 0
+
+    @property
+    def text(self) -> str:
+        return "".join(c["text"] for c in self.chunks if c["type"] == "markdown_text")
+
+    def tasks(self) -> dict[str, dict[str, Any]]:
+        """Each task's latest state (a task_update replaces the fields it carries)."""
+        tasks: dict[str, dict[str, Any]] = {}
+        for chunk in self.chunks:
+            if chunk["type"] == "task_update":
+                tasks.setdefault(chunk["id"], {}).update(chunk)
+        return tasks
+
+    def statuses(self, task_id: str) -> list[str]:
+        """The states a task went through, repeats dropped."""
+        seen: list[str] = []
+        for chunk in self.chunks:
+            if (
+                chunk["type"] == "task_update"
+                and chunk["id"] == task_id
+                and (not seen or seen[-1] != chunk["status"])
+            ):
+                seen.append(chunk["status"])
+        return seen
+
+    def final_at(self, task_id: str) -> float | None:
+        """When the task first showed complete or error."""
+        for chunk, at in zip(self.chunks, self.chunk_at, strict=True):
+            if (
+                chunk["type"] == "task_update"
+                and chunk["id"] == task_id
+                and chunk["status"] in ("complete", "error")
+            ):
+                return at
+        return None
+
+    def finished_order(self) -> list[str]:
+        """Task ids in the order they first reached complete or error."""
+        order: list[str] = []
+        for chunk in self.chunks:
+            if (
+                chunk["type"] == "task_update"
+                and chunk["status"] in ("complete", "error")
+                and chunk["id"] not in order
+            ):
+                order.append(chunk["id"])
+        return order
+
+    def strings(self) -> list[str]:
+        """Every string in every chunk and closing block: what a person could read."""
+        found: list[str] = []
+
+        def walk(value: Any) -> None:
+            if isinstance(value, str):
+                found.append(value)
+            elif isinstance(value, dict):
+                for item in value.values():
+                    walk(item)
+            elif isinstance(value, list):
+                for item in value:
+                    walk(item)
+
+        walk(self.chunks)
+        walk(self.blocks)
+        return found
+
+
+def _chunk_error(params: dict[str, Any]) -> str | None:
+    chunks = params.get("chunks") or []
+    markdown = len(params.get("markdown_text") or "") + sum(
+        len(c.get("text", "")) for c in chunks if isinstance(c, dict) and c.get("type") == "markdown_text"
+    )
+    if markdown > MAX_MARKDOWN:
+        return "msg_too_long"
+    for chunk in chunks:
+        if not isinstance(chunk, dict) or chunk.get("type") not in CHUNK_TYPES:
+            return "invalid_chunks"
+        if chunk["type"] == "task_update" and (
+            chunk.get("status") not in TASK_STATUSES or not chunk.get("id") or not chunk.get("title")
+        ):
+            return "invalid_chunks"
+        if chunk["type"] == "task_update":
+            for source in chunk.get("sources") or []:
+                if source.get("type") != "url" or not str(source.get("url", "")).startswith(
+                    ("http://", "https://")
+                ):
+                    return "invalid_chunks"
+    return None
 
 
 @dataclass
@@ -49,6 +163,8 @@ class FakeSlackApi:
     _sockets: list[web.WebSocketResponse] = field(default_factory=list)
     peers: set[object] = field(default_factory=set)  # client connections seen (address, port)
     threads: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)  # replies
+    streams: dict[str, Stream] = field(default_factory=dict)  # by ts
+    refuse_streams: str | None = None  # an error every stream method answers (a workspace without them)
 
     def script(
         self,
@@ -138,6 +254,11 @@ class FakeSlackApi:
                 if isinstance(params.get(key), str):
                     params[key] = json.loads(params[key])
         script = self._take_script(method, params)
+        if script is None and self.refuse_streams and method in STREAM_METHODS:
+            script = Scripted(error=self.refuse_streams)
+        if script is None and method in STREAM_METHODS:
+            error = self._stream_error(method, params)
+            script = Scripted(error=error) if error else None
         status = script.status if script else 200
         answer = self._answer(method, params) if status == 200 and not (script and script.error) else {}
         self.calls.append(
@@ -188,11 +309,59 @@ class FakeSlackApi:
             limit = int(params.get("limit") or 1000)
             messages = self.threads.get((str(params.get("channel")), str(params.get("ts"))), [])
             return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
+        if method == "chat.startStream":
+            ts = f"1700000000.{next(self._ts):06d}"
+            stream = Stream(
+                channel=str(params["channel"]),
+                thread_ts=str(params["thread_ts"]),
+                ts=ts,
+                recipient_user_id=str(params.get("recipient_user_id", "")),
+                task_display_mode=str(params.get("task_display_mode", "timeline")),
+                started_at=time.monotonic(),
+            )
+            self.streams[ts] = stream
+            self._record_chunks(stream, params)
+            return {"ok": True, "channel": params.get("channel"), "ts": ts}
+        if method in ("chat.appendStream", "chat.stopStream"):
+            stream = self.streams[str(params["ts"])]
+            self._record_chunks(stream, params)
+            if method == "chat.stopStream":
+                stream.stopped, stream.stopped_at = True, time.monotonic()
+                stream.blocks = list(params.get("blocks") or [])
+            return {"ok": True, "channel": stream.channel, "ts": stream.ts}
         if method == "views.open":
             return {"ok": True, "view": {**(params.get("view") or {}), "id": f"V{next(self._ts):06d}"}}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
         return {"ok": True}
+
+    def _stream_error(self, method: str, params: dict[str, Any]) -> str | None:
+        """What Slack would refuse: a stream outside a thread, to nobody in a channel, into a
+        message that is not streaming, or with chunks it cannot read."""
+        if method == "chat.startStream":
+            if not params.get("channel") or not params.get("thread_ts"):
+                return "invalid_arguments"
+            channel = str(params["channel"])
+            if not channel.startswith("D") and not (
+                params.get("recipient_user_id") and params.get("recipient_team_id")
+            ):
+                return "invalid_arguments"
+        else:
+            stream = self.streams.get(str(params.get("ts")))
+            if stream is None or stream.stopped:
+                return "message_not_in_streaming_state"
+        return _chunk_error(params)
+
+    @staticmethod
+    def _record_chunks(stream: Stream, params: dict[str, Any]) -> None:
+        stream.calls += 1
+        if params.get("markdown_text"):
+            stream.chunks.append({"type": "markdown_text", "text": params["markdown_text"]})
+        stream.chunks.extend(params.get("chunks") or [])
+        stream.chunk_at.extend([time.monotonic()] * (len(stream.chunks) - len(stream.chunk_at)))
+
+    def finished_streams(self) -> list[Stream]:
+        return [s for s in self.streams.values() if s.stopped]
 
     # What tests look at.
     def ok_calls(self, method: str) -> list[Call]:

@@ -43,6 +43,22 @@ async def index_samples(kb: Path) -> SearchBackend:
 
 @pytest.fixture
 async def harness(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
+    """The post-and-edit path (``CONFER_SLACK_PROGRESS=edit``): a status message edited in place,
+    then the answer as a second message. ``stream_harness`` runs the default, streamed path."""
+    monkeypatch.setenv("CONFER_SLACK_PROGRESS", "edit")
+    async for running in _harness(sample_dir, monkeypatch):
+        yield running
+
+
+@pytest.fixture
+async def stream_harness(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
+    """The default path: a loading state, then one streamed reply with a plan and the answer."""
+    monkeypatch.delenv("CONFER_SLACK_PROGRESS", raising=False)
+    async for running in _harness(sample_dir, monkeypatch):
+        yield running
+
+
+async def _harness(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
     fake = await FakeSlackApi().start()
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)

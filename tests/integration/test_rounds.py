@@ -49,6 +49,11 @@ FIRST_CLAIM = "written and directed by Adriana Trigiani"
 
 @pytest.fixture
 def wiki(tmp_path: Path) -> CollectionsConfig:
+    return write_wiki(tmp_path)
+
+
+def write_wiki(tmp_path: Path) -> CollectionsConfig:
+    """Films, people and a secret collection; channels that may search some of them."""
     root = tmp_path / "wiki"
     root.mkdir()
     for name, rows in (("films", FILMS), ("people", PEOPLE), ("secret", SECRET)):

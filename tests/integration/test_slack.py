@@ -300,6 +300,7 @@ async def test_socket_mode_receives_events_over_a_websocket_and_acks_them(
     fake = await FakeSlackApi().start()
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
     monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-test-token")
+    monkeypatch.setenv("CONFER_SLACK_PROGRESS", "edit")
     monkeypatch.setenv("SLACK_API_URL", fake.url)
     monkeypatch.setenv("CONFER_COLLECTIONS", str(sample_dir / "collections.yaml"))
     server = build_server(
@@ -333,10 +334,12 @@ async def test_socket_mode_receives_events_over_a_websocket_and_acks_them(
 
 
 async def test_shutdown_after_the_answer_is_posted_does_not_say_interrupted(harness: Harness) -> None:
-    from bot.slack.gateway import RateBudget
+    from bot.ratelimit import RateBudget, Window
 
     assert harness.server.gateway is not None
-    harness.server.gateway.update_budget = RateBudget(per_minute=1, burst=0)  # edits wait a minute
+    budget = RateBudget((Window(1, 60.0),))
+    await budget.pause("T0001", 60.0)  # edits wait a minute
+    harness.server.gateway.update_budget = budget
     harness.server.settings = harness.server.settings.model_copy(update={"shutdown_grace": 0.3})
     await harness.slack.mention("in:people how long is parental leave?")
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)

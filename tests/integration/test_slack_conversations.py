@@ -238,6 +238,9 @@ class _server:  # noqa: N801 -- used as ``async with _server(...) as start``
         self._cleanups.append(fake.stop)
         mp = self._monkeypatch
         mp.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
+        mp.setenv(
+            "CONFER_SLACK_PROGRESS", "edit"
+        )  # answers as messages; the streamed path: test_slack_stream
         mp.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
         mp.setenv("SLACK_API_URL", fake.url)
         mp.setenv("CONFER_COLLECTIONS", str(self._dir / "collections.yaml"))

@@ -28,7 +28,7 @@ async def test_every_window_must_have_room_and_places_do_not_share() -> None:
 
 async def test_a_pause_holds_back_the_next_call() -> None:
     budget = RateBudget((Window(10, 1.0),))
-    budget.pause("a", 0.2)
+    await budget.pause("a", 0.2)
     started = time.monotonic()
     await budget.acquire("a")
     assert time.monotonic() - started >= 0.19

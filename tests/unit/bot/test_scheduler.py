@@ -2,8 +2,8 @@ import asyncio
 
 import pytest
 
+from bot.ratelimit import RateBudget, Window
 from bot.scheduler import QuestionScheduler, ShuttingDownError
-from bot.slack.gateway import RateBudget
 
 
 async def test_at_most_n_run_and_the_rest_wait_in_order() -> None:
@@ -59,7 +59,7 @@ async def test_drain_stops_new_work_and_cancels_what_outlives_the_grace() -> Non
 
 
 async def test_rate_budget_allows_a_burst_then_spaces_calls() -> None:
-    budget = RateBudget(per_minute=600, burst=2)  # 10 a second
+    budget = RateBudget((Window(2, 0.2),))  # 10 a second, bursts of 2
     loop = asyncio.get_running_loop()
     started = loop.time()
     for _ in range(4):
