@@ -459,6 +459,7 @@ def build_slack_app(
                         question=question,
                         surface=surface,
                         searching=(prepared.searching if prepared is not None else "") or question.text,
+                        user=click.user,
                     ),
                     conversations,
                     key,

@@ -277,3 +277,22 @@ async def test_a_follow_up_round_gets_its_own_task_which_ends_final(
             assert stream.statuses(task["id"])[-1] in ("complete", "error")
             assert (stream.final_at(task["id"]) or 0) >= first_round_final
         assert "Virginia" in _readable(stream.text)
+
+
+async def test_a_suggested_followup_is_streamed_to_the_person_who_clicked_it(stream_harness: Harness) -> None:
+    harness = stream_harness
+    await harness.slack.mention(
+        "What is the rate limit for Growth accounts? in:product", ts="1700000001.000100"
+    )
+    await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
+    [suggested] = [b for b in _one_stream(harness.fake).blocks if b["type"] == "actions"]
+    first = {k: v for k, v in suggested["elements"][0].items() if k != "text"}
+    await harness.slack.act(
+        {**first, "block_id": suggested["block_id"]}, thread_ts="1700000001.000100", user="U0OTHER"
+    )
+    await harness.fake.wait_for(functools.partial(_streams_done, harness.fake, 2))
+    second = harness.fake.finished_streams()[1]
+    # The follow-up is one more streamed reply in the same thread, to the person who clicked.
+    assert (second.thread_ts, second.recipient_user_id) == ("1700000001.000100", "U0OTHER")
+    assert "200 requests per second" in _readable(second.text)
+    assert not harness.fake.ok_calls("chat.postMessage")
