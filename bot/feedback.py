@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol, get_args
 from pydantic import BaseModel, ConfigDict
 
 from bot.metrics import ConferMetrics
+from bot.sweeping import Sweeper
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -178,7 +179,13 @@ class FeedbackStore:
         self._db = database
         self.backend = backend
         self._ttl_seconds = ttl_days * 86400
-        self._sweeper: asyncio.Task[None] | None = None
+        self._sweeper = Sweeper(
+            "confer-feedback-sweep",
+            self.sweep,
+            what="answer records",
+            unavailable=(FeedbackUnavailableError,),
+            minutes=SWEEP_MINUTES,
+        )
 
     async def keep_answer(self, record: AnswerRecord) -> None:
         """Keep what a posted answer was, for the votes on it (replaces a record with its id)."""
@@ -315,26 +322,10 @@ class FeedbackStore:
 
     def start_sweeping(self) -> None:
         """Sweep expired answer records every ``SWEEP_MINUTES`` on the running loop until ``close``."""
-
-        async def loop() -> None:
-            while True:
-                try:
-                    removed = await self.sweep()
-                    if removed:
-                        logger.info("expired answer records deleted", extra={"answers": removed})
-                except FeedbackUnavailableError:
-                    logger.warning("feedback sweep failed; retrying later")
-                await asyncio.sleep(SWEEP_MINUTES * 60)
-
-        if self._sweeper is None:
-            self._sweeper = asyncio.get_running_loop().create_task(loop(), name="confer-feedback-sweep")
+        self._sweeper.start()
 
     async def close(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        await self._sweeper.stop()
         with contextlib.suppress(Exception):
             await self._db.close()
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from bot.sweeping import Sweeper
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -81,7 +82,13 @@ class ThreadMemory:
         self._ttl_minutes = ttl_days * 24 * 60 if ttl_days is not None else None
         self.backend = backend
         self._closer = closer
-        self._sweeper: asyncio.Task[None] | None = None
+        self._sweeper = Sweeper(
+            "confer-memory-sweep",
+            self.sweep,
+            what="threads",
+            unavailable=(MemoryUnavailableError,),
+            minutes=SWEEP_MINUTES,
+        )
 
     async def turns(self, key: ThreadKey) -> list[Turn]:
         """The thread's turns, oldest first (``[]`` for a thread never answered)."""
@@ -121,26 +128,10 @@ class ThreadMemory:
 
     def start_sweeping(self) -> None:
         """Sweep expired threads every ``SWEEP_MINUTES`` on the running loop until ``close``."""
-
-        async def loop() -> None:
-            while True:
-                try:
-                    removed = await self.sweep()
-                    if removed:
-                        logger.info("expired threads deleted", extra={"threads": removed})
-                except MemoryUnavailableError:
-                    logger.warning("thread memory sweep failed; retrying later")
-                await asyncio.sleep(SWEEP_MINUTES * 60)
-
-        if self._sweeper is None:
-            self._sweeper = asyncio.get_running_loop().create_task(loop(), name="confer-memory-sweep")
+        self._sweeper.start()
 
     async def close(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        await self._sweeper.stop()
         # LangGraph's async store batches operations in a background task of its own; stop it before
         # the pool goes, so no operation is left waiting on a connection that will never come back.
         batcher = getattr(self._store, "_task", None)
