@@ -136,3 +136,8 @@ def foreign_stems(query: str) -> list[str]:
         return []
     found = [stem_in(w, language) for w in content_words(query, language)]
     return list(dict.fromkeys(s for s in found if len(s) >= MIN_PREFIX and not s.isdigit()))
+
+
+def forget_texts() -> None:
+    """Empty the per-text Snowball cache (the per-word stems stay); see ``retrieval.text.forget_texts``."""
+    _stems_in.cache_clear()

@@ -149,3 +149,10 @@ def _split(text: str, markers: list[str]) -> list[str]:
         if tail:
             sentences.append(tail)
     return sentences
+
+
+def forget_texts() -> None:
+    """Empty the per-text caches (words, stems, sentences of whole texts; the per-word stems stay):
+    for measuring the text work as passages new to the process meet it."""
+    for cached in (_words, _stems, _sentences, _sentence_stems):
+        cached.cache_clear()
