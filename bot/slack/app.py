@@ -223,6 +223,42 @@ def build_slack_app(
     # go on at most LISTENERS_PER_TURN per turn of the event loop (``bot.turns``).
     turns = TurnGate(LISTENERS_PER_TURN)
 
+    async def submit(
+        *,
+        team: str,
+        channel: str,
+        user: str,
+        thread: str,
+        surface: Surface,
+        key: ThreadKey,
+        question: Question,
+        prepared: Prepared | None,
+        searching: str,
+        on_undelivered: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Queue the question to be answered in ``thread`` (streamed to ``user``) and remembered
+        there; the asker is told privately when Confer is shutting down."""
+        try:
+            scheduler.submit(
+                _answer_and_remember(
+                    responder.answer(
+                        team=team,
+                        channel=channel,
+                        thread_ts=thread,
+                        question=question,
+                        surface=surface,
+                        on_undelivered=on_undelivered,
+                        searching=searching,
+                        user=user,
+                    ),
+                    conversations,
+                    key,
+                    prepared,
+                )
+            )
+        except ShuttingDownError:
+            await responder.ephemeral(channel, user, messages.SHUTTING_DOWN, thread or None)
+
     @app.event("app_mention")
     async def on_mention(body: dict[str, Any], context: AsyncBoltContext) -> None:
         await turns.enter()
@@ -259,26 +295,18 @@ def build_slack_app(
             await responder.ephemeral(mention.channel, mention.user, _access_message(error), thread)
             service.record_rejected("mention")
             return
-        try:
-            scheduler.submit(
-                _answer_and_remember(
-                    responder.answer(
-                        team=mention.team,
-                        channel=mention.channel,
-                        thread_ts=thread,
-                        question=question,
-                        surface="mention",
-                        on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
-                        searching=prepared.searching if prepared is not None else "",
-                        user=mention.user,
-                    ),
-                    conversations,
-                    key,
-                    prepared,
-                )
-            )
-        except ShuttingDownError:
-            await responder.ephemeral(mention.channel, mention.user, messages.SHUTTING_DOWN, thread)
+        await submit(
+            team=mention.team,
+            channel=mention.channel,
+            user=mention.user,
+            thread=thread,
+            surface="mention",
+            key=key,
+            question=question,
+            prepared=prepared,
+            searching=prepared.searching if prepared is not None else "",
+            on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
+        )
 
     @app.event("message")
     async def on_message(body: dict[str, Any], context: AsyncBoltContext) -> None:
@@ -312,25 +340,17 @@ def build_slack_app(
             await responder.ephemeral(message.channel, message.user, _access_message(error), thread or None)
             service.record_rejected(surface)
             return
-        try:
-            scheduler.submit(
-                _answer_and_remember(
-                    responder.answer(
-                        team=message.team,
-                        channel=message.channel,
-                        thread_ts=thread,
-                        question=prepared.question,
-                        surface=surface,
-                        searching=prepared.searching,
-                        user=message.user,
-                    ),
-                    conversations,
-                    key,
-                    prepared,
-                )
-            )
-        except ShuttingDownError:
-            await responder.ephemeral(message.channel, message.user, messages.SHUTTING_DOWN, thread or None)
+        await submit(
+            team=message.team,
+            channel=message.channel,
+            user=message.user,
+            thread=thread,
+            surface=surface,
+            key=key,
+            question=prepared.question,
+            prepared=prepared,
+            searching=prepared.searching,
+        )
 
     @app.command(COMMAND)
     async def on_command(ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -449,25 +469,17 @@ def build_slack_app(
                 click.channel, click.user, messages.SUGGESTION_ALREADY_ASKED, thread or None
             )
             return
-        try:
-            scheduler.submit(
-                _answer_and_remember(
-                    responder.answer(
-                        team=click.team,
-                        channel=click.channel,
-                        thread_ts=thread,
-                        question=question,
-                        surface=surface,
-                        searching=(prepared.searching if prepared is not None else "") or question.text,
-                        user=click.user,
-                    ),
-                    conversations,
-                    key,
-                    prepared,
-                )
-            )
-        except ShuttingDownError:
-            await responder.ephemeral(click.channel, click.user, messages.SHUTTING_DOWN, thread or None)
+        await submit(
+            team=click.team,
+            channel=click.channel,
+            user=click.user,
+            thread=thread,
+            surface=surface,
+            key=key,
+            question=question,
+            prepared=prepared,
+            searching=(prepared.searching if prepared is not None else "") or question.text,
+        )
 
     return app
 
