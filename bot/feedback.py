@@ -13,7 +13,6 @@ A store that fails mid-run raises ``FeedbackUnavailableError``; callers tell the
 could not be kept, and the answer itself never depends on it.
 """
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -29,7 +28,7 @@ from typing import Any, Literal, Protocol, get_args
 from pydantic import BaseModel, ConfigDict
 
 from bot.metrics import ConferMetrics
-from bot.sweeping import Sweeper
+from bot.stores import Sweeper, bounded
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -330,15 +329,11 @@ class FeedbackStore:
             await self._db.close()
 
     async def _call(self, operation: Any) -> Any:
-        try:
-            async with asyncio.timeout(OPERATION_TIMEOUT):
-                return await operation
-        except (TimeoutError, OSError, sqlite3.Error) as exc:
-            raise FeedbackUnavailableError(f"feedback ({self.backend}): {type(exc).__name__}") from None
-        except Exception as exc:
-            if type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
-                raise FeedbackUnavailableError(f"feedback ({self.backend}): {type(exc).__name__}") from None
-            raise
+        return await bounded(
+            operation,
+            seconds=OPERATION_TIMEOUT,
+            unavailable=lambda error: FeedbackUnavailableError(f"feedback ({self.backend}): {error}"),
+        )
 
 
 @dataclass

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bot.sweeping import Sweeper
+from bot.stores import Sweeper, bounded
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -143,23 +143,11 @@ class ThreadMemory:
         await self._closer.aclose()
 
     async def _call(self, operation: Any) -> Any:
-        try:
-            async with asyncio.timeout(OPERATION_TIMEOUT):
-                return await operation
-        except (TimeoutError, OSError, sqlite3.Error) as exc:
-            raise MemoryUnavailableError(f"thread memory ({self.backend}): {type(exc).__name__}") from None
-        except Exception as exc:
-            if _is_database_error(exc):
-                raise MemoryUnavailableError(
-                    f"thread memory ({self.backend}): {type(exc).__name__}"
-                ) from None
-            raise
-
-
-def _is_database_error(exc: Exception) -> bool:
-    """psycopg's and its pool's errors, without importing psycopg where PostgreSQL is not used."""
-    module = type(exc).__module__
-    return module.startswith(("psycopg", "psycopg_pool"))
+        return await bounded(
+            operation,
+            seconds=OPERATION_TIMEOUT,
+            unavailable=lambda error: MemoryUnavailableError(f"thread memory ({self.backend}): {error}"),
+        )
 
 
 def build_local_memory() -> ThreadMemory:

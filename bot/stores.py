@@ -1,11 +1,36 @@
-"""A periodic clean-up on the running event loop: expired thread memory, expired answer records."""
+"""What the chat core's own stores (thread memory, feedback) share: a bounded call that turns a
+store that is down or slow into one error of the store's own, and a periodic sweep of what expired."""
 
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def is_database_error(exc: Exception) -> bool:
+    """psycopg's and its pool's errors, without importing psycopg where PostgreSQL is not used."""
+    return type(exc).__module__.startswith(("psycopg", "psycopg_pool"))
+
+
+async def bounded(operation: Awaitable[T], *, seconds: float, unavailable: Callable[[str], Exception]) -> T:
+    """``operation`` within ``seconds``; a timeout, a lost connection or a database error raises
+    ``unavailable(<the error's type name>)`` (never its text, which may quote stored data); any
+    other error is a bug and propagates."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await operation
+    except (TimeoutError, OSError, sqlite3.Error) as exc:
+        raise unavailable(type(exc).__name__) from None
+    except Exception as exc:
+        if is_database_error(exc):
+            raise unavailable(type(exc).__name__) from None
+        raise
 
 
 class Sweeper:
