@@ -24,6 +24,7 @@ from aiohttp import ClientSession
 
 from bench.loadgen import run_burst
 from bench.search import percentile
+from bench.slack_load import QUESTIONS, ROOT, SECRET
 from bot.serve import build_server, settle_heap
 from bot.settings import ConferSettings
 from graph.events import BranchFinished, ProgressEvent
@@ -35,18 +36,6 @@ from tests.fakes.backends import FaultyBackend
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_client import SignedSlack
 
-ROOT = Path(__file__).resolve().parent.parent
-SECRET = "bench-signing-secret"
-QUESTIONS = [
-    "How long is parental leave?",
-    "What is the API rate limit for Enterprise accounts?",
-    "Who approves production access?",
-    "How long are application logs kept?",
-    "What happens when a laptop is lost?",
-    "How are on-call engineers paid?",
-    "How do the engineering and security policies differ on production access?",
-    "How are webhooks signed?",
-]
 # Each collection's searches take this long, so a question's branches finish apart.
 DELAYS = {"engineering": 0.2, "security": 0.5, "people": 0.8, "product": 1.1}
 _CASE = re.compile(r"\(case (\d+)\)")
