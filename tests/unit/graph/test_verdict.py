@@ -154,12 +154,15 @@ def test_years_compared_exactly() -> None:
     assert year_of("It ran from 1990 to 1995.", "") is None  # two years: unclear
 
 
-def test_a_name_read_short_decides_nothing() -> None:
-    # The question's reading stops at "Dead": a sentence about "Dead" must not be compared.
-    question = "Were Sound Team and Dead by Sunrise both formed before 2010?"
-    team = ("Sound Team", "Sound Team was an American rock band formed in 2000 in Austin, Texas.")
-    dead = ("Dead by Sunrise", "Dead by Sunrise was an American rock band formed in 2005.")
-    assert _verdict(question, team, dead) is None
+def test_a_name_read_short_is_read_up_to_both() -> None:
+    # The question's reading stops at "Owls": in "X and Y both …" the name runs up to "both".
+    question = "Were Glass Harbor and Owls by Night both formed before 2010?"
+    harbor = ("Glass Harbor", "Glass Harbor was a Canadian folk band formed in 2001 in Halifax.")
+    owls = ("Owls by Night", "Owls by Night was a Danish synth-pop duo formed in 2007.")
+    assert _verdict(question, harbor, owls) == "Yes: 2001 for Glass Harbor, 2007 for Owls by Night."
+    # Without "both" the rest of the name is unknown: a sentence about "Owls" must not be compared.
+    short = "Were Glass Harbor and Owls by Night formed before 2010?"
+    assert _verdict(short, harbor, owls) is None
 
 
 def test_a_sentence_only_naming_a_side_is_not_about_it() -> None:
@@ -212,3 +215,154 @@ def test_a_model_written_verdict_is_never_admitted() -> None:
     texts = [DERRICKSON[1], WOOD[1]]
     assert check("Yes, Scott Derrickson and Ed Wood are both American.", texts) == "unsupported"
     assert check("No: they are of different nationalities.", texts) == "unsupported"
+
+
+def test_the_opening_sentence_of_a_sides_passage_decides_without_is() -> None:
+    question = "Are both Quillwort and Marsh Fern described as genera?"
+    quill = (
+        "Quillwort",
+        "The genus Quillwort (family Isoetaceae) includes aquatic plants described as genera in 1753.",
+    )
+    fern = ("Marsh Fern", "Marsh Fern is one of the genera of ferns found in wet meadows.")
+    assert _verdict(question, quill, fern) == "Yes: both Quillwort and Marsh Fern are described as genera."
+
+
+def test_a_later_it_sentence_of_the_sides_own_passage_can_say_yes() -> None:
+    question = "Are Moonvine and Tarweed both native to Africa?"
+    moon = ("Moonvine", "Moonvine is a genus of climbing plants native to tropical Africa.")
+    tar = ("Tarweed", "Tarweed is a genus of shrubs in the daisy family. It is native to Africa and Arabia.")
+    answer = _answer(moon, tar)
+    # The passage's two sentences quoted as two answer sentences, as the extractive answer does.
+    opening, later = tar[1].split(". ")
+    sentences = (
+        answer.sections[0].sentences[0],
+        AnswerSentence(text=opening + ".", citations=(2,)),
+        AnswerSentence(text=later, citations=(2,)),
+    )
+    answer = answer.model_copy(update={"sections": (AnswerSection(collection="c", sentences=sentences),)})
+    verdict = derive(question, _plan(question), answer)
+    assert (
+        verdict is not None
+        and verdict.sentence.text == "Yes: both Moonvine and Tarweed are native to Africa."
+    )
+    # An "It" sentence of another passage is not about the side.
+    other = ("Tarweed", "Tarweed is a genus of shrubs in the daisy family.")
+    elsewhere = ("Daisy family", "It is native to Africa and Arabia.")
+    assert _verdict(question, moon, other, elsewhere) is None
+
+
+def test_a_narrower_kind_says_the_predicate() -> None:
+    question = "Are Lena Orsk and Tom Vail both musicians?"
+    orsk = ("Lena Orsk", "Lena Orsk is a Norwegian drummer and songwriter.")
+    vail = ("Tom Vail", "Tom Vail (born 1970) is an American pianist and composer.")
+    assert _verdict(question, orsk, vail) == "Yes: both Lena Orsk and Tom Vail are musicians."
+    writers = "Are Lena Orsk and Tom Vail both writers?"
+    orsk_poet = ("Lena Orsk", "Lena Orsk is a Norwegian poet.")
+    vail_novelist = ("Tom Vail", "Tom Vail is an American novelist and critic.")
+    assert _verdict(writers, orsk_poet, vail_novelist) == "Yes: both Lena Orsk and Tom Vail are writers."
+    # A drummer is a musician, not a writer: undecided.
+    assert _verdict(writers, orsk, vail_novelist) is None
+
+
+def test_a_film_directed_by_a_side_makes_it_a_film_director() -> None:
+    question = "Are both Ada Kern and Piet Mol film directors?"
+    kern = ("Ada Kern", "Ada Kern (born 1950) is a Dutch film director and editor.")
+    mol = ("Piet Mol", "Piet Mol (1901 – 1970) was a Belgian screenwriter, director and producer.")
+    work = ("Harbour Lights", "Harbour Lights is a 1948 Belgian drama film written and directed by Piet Mol.")
+    assert _verdict(question, kern, mol, work) == "Yes: both Ada Kern and Piet Mol are film directors."
+    # Only the makers after "by" are credited, and only a film makes a film director.
+    starring = ("Harbour Lights", "Harbour Lights is a 1948 film directed by Jan Raes, starring Piet Mol.")
+    play = ("Harbour Lights", "Harbour Lights is a 1948 stage play directed by Piet Mol.")
+    assert _verdict(question, kern, mol, starring) is None
+    assert _verdict(question, kern, mol, play) is None
+
+
+def test_a_us_state_is_in_america_and_regions_are_not_countries() -> None:
+    question = "Are both Brant College and Hollis University located in America?"
+    brant = ("Brant College", "Brant College is a private liberal arts college in Akron, Ohio.")
+    hollis = ("Hollis University", "Hollis University is an American public research university.")
+    assert (
+        _verdict(question, brant, hollis)
+        == "Yes: both Brant College and Hollis University are located in America."
+    )
+    assert nationality("Solidago rugosa is a North American species of goldenrod.") == set()
+    south = ("Hollis University", "Hollis University is a public university in South America.")
+    assert _verdict(question, brant, south) is None
+
+
+def test_kind_words_before_a_name_are_not_part_of_it() -> None:
+    question = "Are the documentaries Salt Roads and Iron Bells both American films?"
+    salt = ("Salt Roads", "Salt Roads is a 2004 American documentary film about trade routes.")
+    bells = ("Iron Bells", "Iron Bells is a 2011 American documentary film by Ann Voss.")
+    assert _verdict(question, salt, bells) == "Yes: both Salt Roads and Iron Bells are American films."
+
+
+def test_same_director_read_after_directed_by() -> None:
+    question = "Were the films Cold Orchard and Paper Moons directed by the same person?"
+    orchard = ("Cold Orchard", "Cold Orchard is a 2008 drama film directed by Irish director Nora Quill.")
+    moons = ("Paper Moons", "Paper Moons is a 2012 documentary film by Tomas Ek, about lunar maps.")
+    assert (
+        _verdict(question, orchard, moons)
+        == "No: Cold Orchard was directed by Nora Quill, Paper Moons by Tomas Ek."
+    )
+    same = ("Paper Moons", "Paper Moons is a 2012 comedy film written and directed by Nora Quill.")
+    assert (
+        _verdict(question, orchard, same)
+        == "Yes: Cold Orchard and Paper Moons were both directed by Nora Quill."
+    )
+    # A name sharing a word may be the same person written another way; not a list of names: nothing.
+    quill = ("Paper Moons", "Paper Moons is a 2012 comedy film directed by N. Quill.")
+    studio = ("Paper Moons", "Paper Moons is a 2012 comedy film directed by the studio's founder.")
+    assert _verdict(question, orchard, quill) is None
+    assert _verdict(question, orchard, studio) is None
+
+
+def test_same_family_read_by_its_latin_name() -> None:
+    question = "Are the plants Bellwort and Saltbush in the same family?"
+    bell = ("Bellwort", "Bellwort is a genus of flowering plants in the family Colchicaceae.")
+    salt = ("Saltbush", "Saltbush is a genus of shrubs in the amaranth family Amaranthaceae.")
+    assert (
+        _verdict(question, bell, salt)
+        == "No: Bellwort is in the family Colchicaceae, Saltbush in the family Amaranthaceae."
+    )
+    lily = ("Saltbush", "Saltbush is a genus of herbs in the family Colchicaceae.")
+    assert _verdict(question, bell, lily) == "Yes: Bellwort and Saltbush are both in the family Colchicaceae."
+    two = ("Saltbush", "Saltbush, once put in the family Chenopodiaceae, is in the family Amaranthaceae.")
+    assert _verdict(question, bell, two) is None
+
+
+def test_same_city_province_and_state() -> None:
+    city = "Were Rust Parade and The Low Tides formed in the same city?"
+    rust = ("Rust Parade", "Rust Parade is a punk band formed in 1994 in Dayton, Ohio.")
+    tides = ("The Low Tides", "The Low Tides are a surf band formed in 2003 in Tulsa, Oklahoma.")
+    assert _verdict(city, rust, tides) == "No: Dayton, Ohio for Rust Parade, Tulsa, Oklahoma for Low Tides."
+    also = ("The Low Tides", "The Low Tides are a surf band formed in 2003 in Dayton, Ohio.")
+    assert _verdict(city, rust, also) == "Yes: Dayton, Ohio for both Rust Parade and Low Tides."
+    county = ("The Low Tides", "The Low Tides are a surf band formed in 2003 in Greene County, Ohio.")
+    assert _verdict(city, rust, county) is None  # a county is not a city
+    province = "Are Linfeng and Tuoshan in the same province?"
+    lin = ("Linfeng", "Linfeng is a county-level city in Hunan province, China.")
+    tuo = ("Tuoshan", "Tuoshan is a town in the south of Yunnan province, China.")
+    assert _verdict(province, lin, tuo) == "No: Hunan province for Linfeng, Yunnan province for Tuoshan."
+    state = "Are Marrow Lake and Pine Knob in the same state?"
+    lake = ("Marrow Lake", "Marrow Lake is a reservoir in Kent County, Michigan.")
+    knob = ("Pine Knob", "Pine Knob is a ski area in Clarkston, Michigan.")
+    assert _verdict(state, lake, knob) == "Yes: Michigan for both Marrow Lake and Pine Knob."
+
+
+def test_same_or_different_genre() -> None:
+    different = "Do Tin Harvest and North Light belong to different film genres?"
+    tin = ("Tin Harvest", "Tin Harvest is a 2006 Canadian documentary film about mining towns.")
+    north = ("North Light", "North Light is a 2011 documentary film directed by Ole Brandt.")
+    assert (
+        _verdict(different, tin, north)
+        == "No: Tin Harvest is a documentary film, North Light is a documentary film."
+    )
+    same = "Are Tin Harvest and North Light of the same genre?"
+    horror = ("North Light", "North Light is a 2011 horror film directed by Ole Brandt.")
+    assert (
+        _verdict(same, tin, north)
+        == "Yes: Tin Harvest is a documentary film, North Light is a documentary film."
+    )
+    # Different words need not be different genres (a film can be both): nothing.
+    assert _verdict(same, tin, horror) is None
