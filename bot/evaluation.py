@@ -62,6 +62,7 @@ class QuestionResult:
     found: bool = True
     rounds: list[ResearchRound] = field(default_factory=list)
     verdict: bool | None = None  # a yes/no comparison's derived verdict (graph.verdict), if any
+    choice: str = ""  # a "which came first" comparison's derived choice (graph.verdict), if any
 
 
 def load_questions(dataset: Path, split: str) -> list[EvalQuestion]:
@@ -204,12 +205,13 @@ def _judge(answer: Answer) -> tuple[bool, int, int, list[str]]:
     by_number = {c.n: c.passage for c in answer.citations}
     valid = all(c.passage.id in retrieved for c in answer.citations)
     total = supported = 0
-    # A verdict (the first section) is Confer's derived sentence, checked by its rule: only
-    # quoted sentences count as supported or not; its citations must still be valid.
+    # A verdict or choice (the first section) is Confer's derived sentence, checked by its rule:
+    # only quoted sentences count as supported or not; its citations must still be valid.
+    derived = answer.verdict is not None or bool(answer.choice)
     for index, section in enumerate(answer.sections):
         for sentence in section.sentences:
             cited_here = [by_number[n] for n in sentence.citations if n in by_number]
-            if index == 0 and answer.verdict is not None:
+            if index == 0 and derived:
                 valid = valid and len(cited_here) == len(sentence.citations) and bool(cited_here)
                 continue
             total += 1
@@ -353,13 +355,24 @@ def verdict_report(results: Sequence[QuestionResult]) -> dict[str, Any]:
     yes_no = [r for r in results if {normalize_answer(a) for a in r.question.answers} & {"yes", "no"}]
     stated = [r for r in yes_no if r.verdict is not None]
     right = [r for r in stated if ("yes" if r.verdict else "no") in map(normalize_answer, r.question.answers)]
+    chosen = [r for r in results if r.choice]
     return {
         "yes_no_questions": len(yes_no),
         "stated": len(stated),
         "correct": len(right),
         "precision": round(len(right) / len(stated), 4) if stated else None,
         "stated_elsewhere": sum(1 for r in results if r.verdict is not None and r not in yes_no),
+        # "Which came first, X or Y?": the side Confer chose, right when it names the gold answer.
+        "choices": {"stated": len(chosen), "correct": sum(1 for r in chosen if _names_gold(r))},
     }
+
+
+def _names_gold(result: QuestionResult) -> bool:
+    """The chosen side and a gold answer name the same thing: the words of one are all in the
+    other ("Arthur Conan Doyle" for "Arthur Ignatius Conan Doyle")."""
+    chosen = set(normalize_answer(result.choice).split())
+    golds = [set(normalize_answer(a).split()) for a in result.question.answers]
+    return bool(chosen) and any(g and (chosen <= g or g <= chosen) for g in golds)
 
 
 def corpus_texts(config: CollectionsConfig) -> list[str]:
@@ -449,6 +462,7 @@ async def _run(
                     found=answer.found,
                     rounds=list(answer.rounds),
                     verdict=answer.verdict,
+                    choice=answer.choice,
                 )
             )
             if progress is not None:
@@ -531,6 +545,7 @@ def _question_details(result: QuestionResult) -> dict[str, Any]:
         "rounds": [r.model_dump() for r in result.rounds],
         "found": result.found,
         "verdict": result.verdict,
+        "choice": result.choice,
         "answer": result.answer_text,
         "seconds": round(result.seconds, 4),
     }
@@ -597,6 +612,11 @@ def markdown_report(report: dict[str, Any]) -> str:
             f"Yes/no comparison verdicts: stated for {v['stated']} of {v['yes_no_questions']} questions "
             f"with a yes/no gold answer, {v['correct']} of them right (precision {pct(v['precision'])} %).",
         ]
+        if v.get("choices"):
+            lines.append(
+                f"Which-came-first choices: stated for {v['choices']['stated']} questions, "
+                f"{v['choices']['correct']} of them naming the gold answer."
+            )
     stats = details.get("rounds")
     if stats:
         by_rounds = ", ".join(f"{n}: {c}" for n, c in stats["questions_by_rounds"].items())

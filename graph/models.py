@@ -129,6 +129,9 @@ class Answer(_Frozen):
     # A yes/no comparison's verdict, when the cited sentences of both sides decide it: the first
     # section is then Confer's derived verdict sentence (``graph.verdict``), not a quote.
     verdict: bool | None = None
+    # A "which came first" comparison's chosen side, when the cited years of both sides decide it:
+    # the first section is then Confer's derived sentence naming it (``graph.verdict``).
+    choice: str = ""
 
     @property
     def partial(self) -> bool:

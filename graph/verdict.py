@@ -182,6 +182,17 @@ _CITY_RE = re.compile(r"\bin ([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*), ")
 _NOT_CITY_RE = re.compile(r"\b(County|District|Township|Parish|Province|Region|State)$")
 # What a genre is read before: "is a 2003 Danish documentary film" gives "documentary".
 _GENRE_OF_RE = re.compile(r"\b(?:is|was) (?:an?|the) ([^.,;:()]*?)\b(film|band|album|novel|magazine)\b")
+# "Which came first, X or Y?" / "Who is younger, X or Y?": which end of time the question wants.
+_WHICH_RE = re.compile(r"^\s*(which|who|what)\b", re.IGNORECASE)
+_EARLIER_RE = re.compile(r"\b(older|oldest|earlier|earliest|first)\b", re.IGNORECASE)
+_LATER_RE = re.compile(
+    r"\b(younger|youngest|later|latest|newer|newest|more recent|most recent)\b", re.IGNORECASE
+)
+# "the first to …", "first album", "first woman": a rank, not the order of the two sides in time.
+_FIRST_RANK_RE = re.compile(r"\bfirst\s+(?!(?:or|and)\b)[a-z]", re.IGNORECASE)
+_BORN_RE = re.compile(r"\(born\b")
+_LIFESPAN_RE = re.compile(r"^[^()]*\((?:[^()]*?\s)?(1[0-9]{3}|20[0-9]{2})\s*[–—-]")  # "X (1882 – 1941)"
+_ATTRIBUTIVE_YEAR_RE = re.compile(r"\b(?:is|was) an? (1[0-9]{3}|20[0-9]{2})\b")  # "is a 1986 film"
 _YEAR_VERBS = (
     "released founded formed established published built born opened created launched started"
 ).split()
@@ -742,10 +753,83 @@ def _display(place: str) -> str:
     return names.get(place, place).title()
 
 
+@dataclass(frozen=True)
+class Choice:
+    """The side a "Which came first, X or Y?" question asks for, and the sentence saying so."""
+
+    side: str
+    sentence: AnswerSentence
+
+
+def choose(question: str, plan: Plan, answer: Answer) -> Choice | None:
+    """The earlier (or later) side of a "which came first / who is younger" comparison, when each
+    side's own cited sentences give it one year and the years differ; else none."""
+    if not answer.found or plan.kind != "comparative" or len(plan.sides) != 2:
+        return None
+    if not _WHICH_RE.match(question) or _YES_NO_RE.match(question):
+        return None
+    earlier = bool(_EARLIER_RE.search(question)) and not _FIRST_RANK_RE.search(question)
+    later = bool(_LATER_RE.search(question))
+    if earlier == later or not all(_whole(question, side) for side in plan.sides):
+        return None
+    a, b = (_side_name(side) for side in plan.sides)
+    verb = next((v for v in _YEAR_VERBS if re.search(rf"\b{v}\b", question, re.IGNORECASE)), "")
+    years: list[int] = []
+    used: list[AnswerSentence] = []
+    for side in _sides(plan.model_copy(update={"sides": (a, b)}), answer):
+        dated = [(s, y) for s in side.sentences if _plain(s) and (y := date_of(s.text, verb))]
+        if not dated or len({y for _, y in dated}) > 1:  # none, or two that disagree
+            return None
+        used.append(dated[0][0])
+        years.append(dated[0][1])
+    if years[0] == years[1]:
+        return None
+    first = a if years[0] < years[1] else b
+    chosen = first if earlier else (b if first == a else a)
+    text = f"{chosen} {_order(question, verb, earlier)}: {years[0]} for {a}, {years[1]} for {b}."
+    numbers = tuple(sorted({n for s in used for n in s.citations}))
+    return Choice(side=chosen, sentence=AnswerSentence(text=text, citations=numbers))
+
+
+def _order(question: str, verb: str, earlier: bool) -> str:
+    """The question's own words for the chosen side: "is older", "was born first", "came later"."""
+    word = re.search(r"\b(older|younger|newer)\b", question, re.IGNORECASE)
+    if word is not None:
+        return f"is {word.group(1).lower()}"
+    return f"{f'was {verb}' if verb else 'came'} {'first' if earlier else 'later'}"
+
+
+def _whole(question: str, side: str) -> bool:
+    """The side's name is read whole: the question goes on with "or" or ends after it."""
+    return bool(re.search(rf"{re.escape(side)}[\"”']?\s*(?:[?.,!]|\s+or\b|$)", question))
+
+
+def date_of(sentence: str, verb: str) -> int | None:
+    """The year a side's sentence dates it by: after the question's verb ("founded") when the
+    sentence has it; a person's birth year ("(born …)", "(1882 – 1941)"); the year of "is a 1986
+    film"; with no verb in the question, the sentence's only year. None when unclear."""
+    if verb and re.search(rf"\b{re.escape(verb)}\b", sentence, re.IGNORECASE):
+        return year_of(sentence, verb)
+    if _BORN_RE.search(sentence):
+        return year_of(sentence, "born")
+    lifespan = _LIFESPAN_RE.search(sentence)
+    if lifespan is not None:
+        return int(lifespan.group(1))
+    attributive = _ATTRIBUTIVE_YEAR_RE.search(sentence)
+    if attributive is not None:
+        return int(attributive.group(1))
+    return None if verb else year_of(sentence, "")
+
+
 def with_verdict(question: str, plan: Plan, answer: Answer) -> Answer:
-    """The answer opening with its verdict, when its cited sentences decide one."""
+    """The answer opening with its verdict (a yes/no comparison) or its choice ("which came
+    first"), when its cited sentences decide one."""
     verdict = derive(question, plan, answer)
-    if verdict is None:
+    if verdict is not None:
+        opening = AnswerSection(collection="", sentences=(verdict.sentence,))
+        return answer.model_copy(update={"sections": (opening, *answer.sections), "verdict": verdict.yes})
+    choice = choose(question, plan, answer)
+    if choice is None:
         return answer
-    opening = AnswerSection(collection="", sentences=(verdict.sentence,))
-    return answer.model_copy(update={"sections": (opening, *answer.sections), "verdict": verdict.yes})
+    opening = AnswerSection(collection="", sentences=(choice.sentence,))
+    return answer.model_copy(update={"sections": (opening, *answer.sections), "choice": choice.side})

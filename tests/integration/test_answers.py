@@ -214,6 +214,26 @@ async def test_a_yes_no_comparison_opens_with_its_verdict_citing_both_sides(
     assert all(side in rest for side in sides)
 
 
+async def test_a_which_came_first_comparison_opens_with_the_side_it_names(
+    embedded: SearchBackend, tmp_path: Path
+) -> None:
+    for name, body in PEOPLE.items():
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    (tmp_path / "collections.yaml").write_text(
+        "collections:\n  - {name: people, title: People, sources: ['*.md']}\n", encoding="utf-8"
+    )
+    config = load_collections(tmp_path / "collections.yaml")
+    payload = await _ask(config, embedded, "Who was born first, Edith Marlow or Ilona Varga?")
+    choice, _, rest = str(payload["answer"]).partition("\n\n")
+    assert choice.startswith("Ilona Varga was born first: 1931 for Edith Marlow, 1925 for Ilona Varga ["), (
+        choice
+    )
+    citations = {c["n"]: c["title"] for c in payload["citations"]}  # type: ignore[attr-defined]
+    cited = {citations[int(n)] for n in choice.split("[")[1:] for n in [n.split("]")[0]]}
+    assert cited == {"Edith Marlow", "Ilona Varga"}
+    assert "Edith Marlow (born 1931)" in rest and "Ilona Varga (1925 – 1990)" in rest
+
+
 async def test_a_yes_no_comparison_the_sentences_do_not_decide_gets_no_verdict(
     embedded: SearchBackend, tmp_path: Path
 ) -> None:

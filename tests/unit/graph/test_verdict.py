@@ -3,7 +3,7 @@
 from graph.guards import check
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation, Plan
 from graph.question import classify_question, comparison_sides
-from graph.verdict import derive, nationality, with_verdict, year_of
+from graph.verdict import choose, derive, nationality, with_verdict, year_of
 from retrieval.passages import Passage
 
 
@@ -366,3 +366,38 @@ def test_same_or_different_genre() -> None:
     )
     # Different words need not be different genres (a film can be both): nothing.
     assert _verdict(same, tin, horror) is None
+
+
+def test_which_came_first_names_the_earlier_side_from_each_sides_year() -> None:
+    question = "Who was born first, Mara Holt or Jonas Veld?"
+    holt = ("Mara Holt", "Mara Holt (born 12 May 1948) is an English novelist.")
+    veld = ("Jonas Veld", "Jonas Veld (3 March 1921 – 9 June 1990) was a Dutch painter.")
+    answer = with_verdict(question, _plan(question), _answer(holt, veld))
+    assert answer.choice == "Jonas Veld" and answer.verdict is None
+    assert answer.sections[0].sentences[0] == AnswerSentence(
+        text="Jonas Veld was born first: 1948 for Mara Holt, 1921 for Jonas Veld.", citations=(1, 2)
+    )
+    younger = "Who is younger, Mara Holt or Jonas Veld?"
+    choice = choose(younger, _plan(younger), _answer(holt, veld))
+    assert choice is not None and choice.sentence.text.startswith("Mara Holt is younger: ")
+    films = "Which film was released first, Grey Wharf or Tin Bell?"
+    wharf = ("Grey Wharf", "Grey Wharf is a 1971 British drama film.")
+    bell = ("Tin Bell", "Tin Bell is a comedy film released in 1968 by Ardent Pictures.")
+    choice = choose(films, _plan(films), _answer(wharf, bell))
+    assert choice is not None and choice.sentence.text == (
+        "Tin Bell was released first: 1971 for Grey Wharf, 1968 for Tin Bell."
+    )
+
+
+def test_no_choice_when_the_years_are_unclear_equal_or_not_the_order_asked() -> None:
+    question = "Which film was released first, Grey Wharf or Tin Bell?"
+    wharf = ("Grey Wharf", "Grey Wharf is a 1971 British drama film.")
+    unclear = ("Tin Bell", "Tin Bell is a comedy film shot in 1969 and shown on television in 1972.")
+    same = ("Tin Bell", "Tin Bell is a 1971 comedy film.")
+    undated = ("Tin Bell", "Tin Bell is a comedy film by Ardent Pictures.")
+    for bell in (unclear, same, undated):
+        assert choose(question, _plan(question), _answer(wharf, bell)) is None
+    # "first" as a rank, not an order in time.
+    rank = "Which band had the first album to chart, Owl Shore or Tin Bell?"
+    shore = ("Owl Shore", "Owl Shore is a 1990 rock band.")
+    assert choose(rank, _plan(rank), _answer(shore, same)) is None
