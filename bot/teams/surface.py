@@ -144,7 +144,7 @@ class TeamsSurface:
         if parsed.vote is not None:
             desk = self.feedback or FeedbackDesk(store=None, metrics=self.metrics)
             place = Place("teams", parsed.tenant_id or "", parsed.place)
-            stored = await desk.vote(parsed.answer_id, parsed.vote, place=place)
+            stored = await desk.vote(parsed.answer_id, parsed.vote, place=place, voter=parsed.user_id)
             thanks = messages.TEAMS_FEEDBACK_THANKS if stored is not None else messages.FEEDBACK_NOT_KEPT
             reason = next((r for r in REASONS if r == parsed.reason), None)
             if stored is not None and reason is not None:  # the 👎 form was sent with it

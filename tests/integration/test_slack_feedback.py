@@ -140,6 +140,18 @@ async def _thumbs_down_with_a_reason(harness: Harness, thread: str) -> str:
     return str(_feedback_click(answer, "negative")["value"]).removeprefix("down:")
 
 
+async def test_a_double_click_is_one_vote(harness: Harness) -> None:
+    answer = await _ask(harness, "How long is parental leave? in:people")
+    for _ in range(2):
+        await harness.slack.act(
+            _feedback_click(answer, "positive"), thread_ts=THREAD, message_ts=_answer_ts(harness, answer)
+        )
+    await harness.fake.wait_for(lambda: len(harness.fake.ephemerals()) == 2)  # each click is thanked
+    assert harness.server.feedback is not None
+    [vote] = await harness.server.feedback.votes()
+    assert vote.vote == "up"
+
+
 async def test_thumbs_down_opens_a_form_and_its_reason_is_kept(harness: Harness) -> None:
     question_id = await _thumbs_down_with_a_reason(harness, THREAD)
     assert harness.server.feedback is not None
