@@ -22,7 +22,8 @@ each side's own sentence decides it, with attribute values of one type compared 
   writer), a US state putting it in America; a "yes" may also come from a later "It is …"
   sentence of the side's own passage, or for a maker's role ("film directors") from a work's
   sentence that credits the side ("… a 1954 film directed by X"); no only when a side's own
-  sentence gives a country or US state of the predicate's kind and not the predicate's one.
+  sentence gives a country or US state of the predicate's kind and not the predicate's one;
+  "Is X a P and Y a Q?" reads each side against its own predicate the same way.
 
 A side's own sentences open with its name, or open its passage (the passage titled with its
 name, with or without "is"). Anything else (a negated sentence, a side without a sentence, a
@@ -185,14 +186,21 @@ _GENRE_OF_RE = re.compile(r"\b(?:is|was) (?:an?|the) ([^.,;:()]*?)\b(film|band|a
 # "Which came first, X or Y?" / "Who is younger, X or Y?": which end of time the question wants.
 _WHICH_RE = re.compile(r"^\s*(which|who|what)\b", re.IGNORECASE)
 _EARLIER_RE = re.compile(r"\b(older|oldest|earlier|earliest|first)\b", re.IGNORECASE)
-_LATER_RE = re.compile(
-    r"\b(younger|youngest|later|latest|newer|newest|more recent|most recent)\b", re.IGNORECASE
+# ("later" alone is left out: "Which band, X or Y, later became …" asks about another event.)
+_LATER_RE = re.compile(r"\b(younger|youngest|newer|newest|more recent|most recent)\b", re.IGNORECASE)
+# "the first to …", "the first Russian composer", "first album": a rank, not the order in time.
+_FIRST_RANK_RE = re.compile(
+    r"\b(?i:the\s+first)\b|\b(?i:first)\s+(?!(?:or|and|released|founded|formed|established|published|"
+    r"built|born|opened|created|launched|started|aired|appeared)\b)[a-z]"
 )
-# "the first to …", "first album", "first woman": a rank, not the order of the two sides in time.
-_FIRST_RANK_RE = re.compile(r"\bfirst\s+(?!(?:or|and)\b)[a-z]", re.IGNORECASE)
 _BORN_RE = re.compile(r"\(born\b")
 _LIFESPAN_RE = re.compile(r"^[^()]*\((?:[^()]*?\s)?(1[0-9]{3}|20[0-9]{2})\s*[–—-]")  # "X (1882 – 1941)"
 _ATTRIBUTIVE_YEAR_RE = re.compile(r"\b(?:is|was) an? (1[0-9]{3}|20[0-9]{2})\b")  # "is a 1986 film"
+# "Is Karjiang a mountain and Sherpi Kangri a mountain peak?": two names, each with its own kind.
+_PAIRED_RE = re.compile(
+    r"^\s*(?i:is|was|are|were)\s+(?P<a>[A-Z0-9\"“][^?]*?)\s+(?:an?|the)\s+(?P<p>[^?]+?)\s+and\s+"
+    r"(?P<b>[A-Z0-9\"“][^?]*?)\s+(?:an?|the)\s+(?P<q>[^?]+?)\s*\?*\s*$"
+)
 _YEAR_VERBS = (
     "released founded formed established published built born opened created launched started"
 ).split()
@@ -205,7 +213,8 @@ _LIGHT = frozenset(
 # quantity, a time), so no verdict is derived from it.
 _HARD = frozenset(
     """same different more less most least than other another only all every still century
-    centuries decade before after during until""".split()
+    centuries decade before after during until first last best worst largest biggest smallest
+    oldest youngest tallest highest lowest longest shortest greatest newest earliest latest""".split()
 )
 
 
@@ -493,6 +502,9 @@ def _made(name: str, text: str, needed: set[str]) -> bool:
 
 def derive(question: str, plan: Plan, answer: Answer) -> Verdict | None:
     """The verdict the answer's cited sentences decide, or none."""
+    paired = _PAIRED_RE.match(" ".join(question.split()))
+    if answer.found and plan.kind == "comparative" and paired is not None:
+        return _derive_paired(paired, plan, answer)
     if not answer.found or not yes_no_question(question, plan):
         return None
     a, b = (_side_name(side) for side in plan.sides)
@@ -728,6 +740,29 @@ def _a(words: str) -> str:
     return f"{'an' if words[:1].lower() in 'aeiou' else 'a'} {words}"
 
 
+def _derive_paired(paired: re.Match[str], plan: Plan, answer: Answer) -> Verdict | None:
+    """ "Is X a P and Y a Q?": each side's own sentence read against its own predicate, as for
+    "both" (yes when each carries its predicate's words; no when one gives another place)."""
+    a, b = (_side_name(paired.group(k)) for k in ("a", "b"))
+    sides = _sides(plan.model_copy(update={"sides": (a, b)}), answer)
+    decided = [_decide_both(paired.group(k), [side]) for k, side in (("p", sides[0]), ("q", sides[1]))]
+    if decided[0] is None or decided[1] is None:
+        return None
+    used = [*decided[0][1], *decided[1][1]]
+    if decided[0][0] and decided[1][0]:
+        text = f"Yes: {a} is {_a(paired.group('p'))} and {b} is {_a(paired.group('q'))}."
+    else:
+        wrong = [(n, d[2]) for n, d in ((a, decided[0]), (b, decided[1])) if not d[0]]
+        text = (
+            "No: "
+            + "; ".join(f"{n} is given as {_display(s[1])}, not {_display(s[0])}" for n, s in wrong)
+            + "."
+        )
+    yes = decided[0][0] and decided[1][0]
+    numbers = tuple(sorted({n for s in used for n in s.citations}))
+    return Verdict(yes=yes, kind="both", sentence=AnswerSentence(text=text, citations=numbers))
+
+
 def _clean(side: str) -> str:
     return " ".join(side.replace('"', " ").replace("“", " ").replace("”", " ").split()).strip(" ,")
 
@@ -737,7 +772,9 @@ def _side_name(side: str) -> str:
     One Big Hapa Family"); kept whole when those words relate it to the name ("libretto of X")."""
     side = _clean(side)
     kind = re.match(r"^((?:[a-z][\w'-]*\s+)+)(?=[A-Z0-9])", side)
-    if kind is not None and not set(kind.group(1).split()) & (STOPWORDS - {"the", "a", "an"}):
+    # Never a name's own lower-case particle ("de Havilland", "van Gogh").
+    taken = set(kind.group(1).split()) if kind is not None else set()
+    if kind is not None and not taken & (STOPWORDS - {"the", "a", "an"}) and not taken & _NAME_PARTICLES:
         return side[kind.end() :]
     return side
 

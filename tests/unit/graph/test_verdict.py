@@ -397,7 +397,43 @@ def test_no_choice_when_the_years_are_unclear_equal_or_not_the_order_asked() -> 
     undated = ("Tin Bell", "Tin Bell is a comedy film by Ardent Pictures.")
     for bell in (unclear, same, undated):
         assert choose(question, _plan(question), _answer(wharf, bell)) is None
-    # "first" as a rank, not an order in time.
+    # "first" before a name or a verb is the order in time; before a noun it is a rank.
+    named = "which was founded first Grey Wharf or Tin Bell?"
+    founded = ("Tin Bell", "Tin Bell is a theatre company founded in 1968.")
+    opened = ("Grey Wharf", "Grey Wharf is a theatre company founded in 1971.")
+    choice = choose(named, _plan(named), _answer(opened, founded))
+    assert choice is not None and choice.side == "Tin Bell"
+    ranked = "Who was the first Danish composer to tour abroad, Mara Holt or Jonas Veld?"
+    holt = ("Mara Holt", "Mara Holt (born 12 May 1948) is a Danish composer.")
+    veld = ("Jonas Veld", "Jonas Veld (3 March 1921 – 9 June 1990) was a Danish composer.")
+    assert choose(ranked, _plan(ranked), _answer(holt, veld)) is None
+    # "later" of another event is no order of the two sides.
+    event = "Which later became a musical, Grey Wharf or Tin Bell?"
+    dated = ("Tin Bell", "Tin Bell is a comedy film from 1968.")
+    assert choose(event, _plan(event), _answer(wharf, dated)) is None
+    published = "Which was first published, Grey Wharf or Tin Bell?"
+    assert choose(published, _plan(published), _answer(wharf, same)) is None  # the same year
+
     rank = "Which band had the first album to chart, Owl Shore or Tin Bell?"
     shore = ("Owl Shore", "Owl Shore is a 1990 rock band.")
     assert choose(rank, _plan(rank), _answer(shore, same)) is None
+
+
+def test_each_side_with_its_own_kind() -> None:
+    question = "Is Brenna Col a mountain pass and Tor Ulla a mountain peak?"
+    col = ("Brenna Col", "Brenna Col is a high mountain pass in the Alps.")
+    tor = ("Tor Ulla", "Tor Ulla is a mountain peak in the Pamirs.")
+    verdict = derive(question, _plan(question), _answer(col, tor))
+    assert verdict is not None and verdict.yes
+    assert verdict.sentence.text == "Yes: Brenna Col is a mountain pass and Tor Ulla is a mountain peak."
+    assert verdict.sentence.citations == (1, 2)
+    lake = ("Tor Ulla", "Tor Ulla is a lake in the Pamirs.")
+    assert _verdict(question, col, lake) is None
+
+
+def test_a_superlative_predicate_decides_nothing() -> None:
+    # "the largest city" needs a ranking, not words present in the sentence ("third largest").
+    question = "Is Velmar the capital and Ostra the largest city of Norland?"
+    velmar = ("Velmar", "Velmar is the capital of Norland.")
+    ostra = ("Ostra", "Ostra is the third largest city of Norland.")
+    assert _verdict(question, velmar, ostra) is None
