@@ -159,6 +159,7 @@ _NARROWER: dict[str, frozenset[str]] = {
 _SUBJECT_RE = re.compile(r"\s*\(.*\)\s*$")  # a title's parenthesis: "Ed Wood (film)"
 _TRUNCATED_RE = re.compile(r"^(by|of|the|de|da|la|le|von|van|and|&)\s+[A-Z0-9]")  # "Dead | by Sunrise"
 _COPULA_RE = re.compile(r"\b(is|was|are|were)\b")
+_OTHERS_YEAR_RE = re.compile(r"(?:\b(?:the|his|her|its|their)|'s)\s+$")  # "the 1960 novel"
 _YEAR_RE = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d|s)")
 _NEGATION_RE = re.compile(r"\b(not|never|no longer|neither|nor)\b|n't\b", re.IGNORECASE)
 _YES_NO_RE = re.compile(r"^\s*(are|were|is|was|do|does|did|have|has|had)\b", re.IGNORECASE)
@@ -284,15 +285,18 @@ def nationality(sentence: str) -> frozenset[str]:
 
 def year_of(sentence: str, verb: str) -> int | None:
     """The year the sentence gives for ``verb`` ("released", "formed"): the first year after the
-    verb when the sentence has it, else the sentence's only year; none when it is unclear."""
+    verb when the sentence has it, else the sentence's only year, unless that year is another
+    thing's ("based on the 1960 novel"); none when it is unclear."""
     text = sentence.lower()
     if verb:
         at = re.search(rf"\b{re.escape(verb)}\b", text)
         if at is not None:
             after = _YEAR_RE.search(text, at.end())
             return int(after.group(1)) if after else None
-    years = set(_YEAR_RE.findall(text))
-    return int(years.pop()) if len(years) == 1 else None
+    years = list(_YEAR_RE.finditer(text))
+    if len({y.group(1) for y in years}) != 1 or any(_OTHERS_YEAR_RE.search(text[: y.start()]) for y in years):
+        return None
+    return int(years[0].group(1))
 
 
 def _sides(plan: Plan, answer: Answer) -> list[Side]:
@@ -406,7 +410,7 @@ def _decide_year(
     values = []
     used = []
     for side in sides:
-        found = next(((s, y) for s in side.sentences if (y := year_of(s.text, verb)) and _plain(s)), None)
+        found = next(((s, y) for s in side.sentences if (y := date_of(s.text, verb)) and _plain(s)), None)
         if found is None:
             return None
         used.append(found[0])
@@ -843,15 +847,17 @@ def _whole(question: str, side: str) -> bool:
 
 def date_of(sentence: str, verb: str) -> int | None:
     """The year a side's sentence dates it by: after the question's verb ("founded") when the
-    sentence has it; a person's birth year ("(born …)", "(1882 – 1941)"); the year of "is a 1986
-    film"; with no verb in the question, the sentence's only year. None when unclear."""
+    sentence has it; a person's birth year ("(born …)", "(1882 – 1941)") unless another date is
+    asked for; the year of "is a 1986 film"; with no verb in the question, the sentence's only
+    year. None when unclear."""
     if verb and re.search(rf"\b{re.escape(verb)}\b", sentence, re.IGNORECASE):
         return year_of(sentence, verb)
-    if _BORN_RE.search(sentence):
-        return year_of(sentence, "born")
-    lifespan = _LIFESPAN_RE.search(sentence)
-    if lifespan is not None:
-        return int(lifespan.group(1))
+    if verb in ("", "born"):  # a person's birth, when no other date is asked for
+        if _BORN_RE.search(sentence):
+            return year_of(sentence, "born")
+        lifespan = _LIFESPAN_RE.search(sentence)
+        if lifespan is not None:
+            return int(lifespan.group(1))
     attributive = _ATTRIBUTIVE_YEAR_RE.search(sentence)
     if attributive is not None:
         return int(attributive.group(1))

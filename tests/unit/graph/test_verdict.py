@@ -437,3 +437,27 @@ def test_a_superlative_predicate_decides_nothing() -> None:
     velmar = ("Velmar", "Velmar is the capital of Norland.")
     ostra = ("Ostra", "Ostra is the third largest city of Norland.")
     assert _verdict(question, velmar, ostra) is None
+
+
+def test_each_side_with_its_own_place() -> None:
+    question = "Is Alder Field an airport in Ohio and Birch Port a harbour in Maine?"
+    alder = ("Alder Field", "Alder Field is a public airport in Dayton, Ohio.")
+    birch = ("Birch Port", "Birch Port is a fishing harbour in Newport, Oregon.")
+    assert _verdict(question, alder, birch) == "No: Birch Port is given as Oregon, not Maine."
+
+
+def test_another_things_year_dates_nothing() -> None:
+    assert year_of("Dark Harbor is an American film based on the 1960 novel by Ann Lee.", "") is None
+    assert year_of("Dark Harbor is an American film first shown in 1962.", "") == 1962
+    question = "Which film is older, Dark Harbor or Salt Bay?"
+    dark = ("Dark Harbor", "Dark Harbor is an American film based on the 1960 novel by Ann Lee.")
+    salt = ("Salt Bay", "Salt Bay is a 1955 British drama film.")
+    assert choose(question, _plan(question), _answer(dark, salt)) is None
+    # With the question's verb, a sentence without it gives only the subject's own year.
+    same = "Were Dark Harbor and Salt Bay released in the same year?"
+    born = ("Dark Harbor", "Dark Harbor (born 1955) is a Welsh poet.")
+    assert _verdict(same, dark, salt) is None
+    assert _verdict(same, ("Dark Harbor", "Dark Harbor is a 1955 American film."), salt) == (
+        "Yes: 1955 for Dark Harbor, 1955 for Salt Bay."
+    )
+    assert _verdict(same, born, salt) is None  # a birth is not a release
