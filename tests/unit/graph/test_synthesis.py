@@ -264,3 +264,59 @@ def test_a_bridge_question_with_its_second_hop_is_answered() -> None:
     assert answer.found
     texts = " ".join(sentence.text for section in answer.sections for sentence in section.sentences)
     assert "Greenwich Village" in texts
+
+
+SCREENWRITER = 'What screenwriter with credits for "Moonfall Harbor" co-wrote a film starring Dana Whitlow?'
+FILM = _titled(
+    "film",
+    "The Lantern Keeper",
+    "The Lantern Keeper is a 2001 American drama film directed by Ray Holt, written by Sam Ortiz "
+    "and Peter Vance, and starring Dana Whitlow. It was shot in Maine.",
+    9.0,
+)
+FILLER = [
+    _titled(
+        f"x{i}",
+        f"Harbor Town {i}",
+        f"Harbor Town {i} is a fishing village in Maine with a lighthouse and a small film festival.",
+        4.0 - i,
+    )
+    for i in range(4)
+]
+
+
+def test_a_bridge_answered_across_two_linked_passages_is_found() -> None:
+    # The question names the film's star and the writer's other work, never the film or the writer:
+    # no passage is *about* what it names. The film's passage names the writer, whose passage
+    # says the rest; together they answer.
+    writer = _titled(
+        "writer",
+        "Peter Vance",
+        'Peter Vance is an American screenwriter. His screenwriting credits include "Moonfall '
+        'Harbor" (1998).',
+        7.0,
+    )
+    answer = synthesize_extractive(
+        _asked(SCREENWRITER, "places"), [_finding("places", [FILM, writer, *FILLER], [])], ResearchLimits()
+    )
+    assert answer.found
+    texts = " ".join(sentence.text for section in answer.sections for sentence in section.sentences)
+    assert "written by Sam Ortiz and Peter Vance" in texts
+    assert 'credits include "Moonfall Harbor"' in texts
+
+
+def test_two_linked_passages_that_repeat_each_other_do_not_make_a_bridge() -> None:
+    # The writer's own passage is gone: what is left is the film and a festival passage that names
+    # the film and the words of the question without saying who wrote what. Their link adds
+    # nothing to what the festival's passage carries alone.
+    festival = _titled(
+        "festival",
+        "Maine Harbor Film Festival",
+        "The 2001 Maine Harbor Film Festival screened The Lantern Keeper, a drama film starring "
+        'Dana Whitlow, and honoured the screenwriting credits of "Moonfall Harbor".',
+        7.0,
+    )
+    answer = synthesize_extractive(
+        _asked(SCREENWRITER, "places"), [_finding("places", [FILM, festival, *FILLER], [])], ResearchLimits()
+    )
+    assert not answer.found
