@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from graph.models import Finding, Question
 from graph.prompts import UNTRUSTED_RULES, quote_untrusted
+from graph.relevance import QuestionFocus, focus_of, offers_answer, term_coverage
 from retrieval.passages import Passage
 from retrieval.text import STOPWORDS, split_sentences, stems, terms, unique
 
@@ -32,6 +33,7 @@ BACKGROUND_SHARE = 0.5  # a name in more than this share of a round's passages i
 BACKGROUND_DOCUMENTS = 2  # ... and in at least this many distinct documents
 AROUND_WORDS = 5  # a name's context: the words right before and after it in its sentence
 NEAR_WEIGHT = 1.0  # how much the question's remaining ask in a name's context counts
+ANSWERED_COVERAGE = 0.9  # a sentence carrying this share of the ask (and an answer) needs no bridge
 
 # A name: capitalised words (or numbers inside one), joined by the small words names contain.
 _WORD = r"[A-Z][\w'’.&-]*|\d[\w'’.-]*"
@@ -185,11 +187,14 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
         return []
     given = set().union(*(stems(e) for e in question_entities(question.text, ())))
     ask = (wanted - given) or wanted
+    focus = focus_of(question.text, ranked)
     scored: dict[str, Lead] = {}
     seen_titles = [p for p in ranked[:COVERED_RANKS]]
     for rank, passage in enumerate(ranked[:TOP_PASSAGES]):
         own = stems(passage.title)
         for position, sentence in enumerate(split_sentences(passage.text)[:SENTENCES]):
+            if answers_alone(focus, sentence, passage):
+                continue  # its names are the answer's setting, not something it still needs
             sentence_stems = stems(sentence) | (own if position == 0 else set())
             overlap = len(sentence_stems & wanted) / len(wanted)
             for name in names_in(sentence):
@@ -207,6 +212,17 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
                 if key not in scored or score > scored[key].score:
                     scored[key] = Lead(entity=name, query=name, origin=passage.id, score=round(score, 4))
     return sorted(scored.values(), key=lambda lead: (-lead.score, lead.entity))[:limit]
+
+
+def answers_alone(focus: QuestionFocus, sentence: str, passage: Passage) -> bool:
+    """Whether a sentence answers the question by itself: it carries all but a sliver of the
+    question's key terms (``ANSWERED_COVERAGE``, its passage title counting half) and holds the
+    kind of thing the question asks for (a number for "how long", a name for "who")."""
+    return (
+        focus.asks != "any"
+        and term_coverage(focus, sentence, passage.title) >= ANSWERED_COVERAGE
+        and offers_answer(focus, sentence)
+    )
 
 
 def _around(sentence: str, name: str) -> str:

@@ -211,3 +211,12 @@ def test_names_the_question_gives_leave_a_follow_up_for_the_best_bridge() -> Non
     leads = heuristic_leads(question, "factual", (), [FILM, OTHER], 3)
     assert len(leads) == 3
     assert "Adriana Trigiani" in [lead.entity for lead in leads]
+
+
+def test_names_in_a_sentence_that_answers_by_itself_are_not_followed_up() -> None:
+    question = Question(text="How long is parental leave?", allowed=("c",))
+    answered = _p("l1", "Parental leave", "Every parent at Acme Widgets receives 20 weeks of parental leave.")
+    assert bridge_entities(question, [answered], 3) == []
+    # Without the number it asks for, the sentence leaves the question open: its name may lead on.
+    open_ = _p("l2", "Parental leave", "Parental leave at Acme Widgets follows the Leave Handbook.")
+    assert "Leave Handbook" in [lead.entity for lead in bridge_entities(question, [open_], 3)]
