@@ -411,19 +411,32 @@ def _by_novelty(
 ) -> Iterator[tuple[float, Claim, str, Passage]]:
     """The ranked claims, the first ``picks`` of them chosen one at a time: each time the claim
     whose score, with the key terms already ``covered`` (updated by the caller between picks)
-    counting ``COVERED_DISCOUNT`` less, is highest; then the rest in score order."""
+    counting ``COVERED_DISCOUNT`` less, and the question's entities whose words are all covered
+    no longer counting for it (a second "created by X and Y" says nothing new about X and Y), is
+    highest; then the rest in score order."""
     pending = list(ranked)
     total = focus.total
     hits = [focus.stems(claim.text) & focus.weights.keys() for _, claim, _, _ in pending]
     discount = RELEVANCE_WEIGHT * 0.75 * COVERED_DISCOUNT / total if total else 0.0
+    entity_stems = [focus.stems(" ".join(e)) for e in focus.entities]
+    per_entity = RELEVANCE_WEIGHT * 0.25 * COVERED_DISCOUNT / len(entity_stems) if entity_stems else 0.0
+    named = [
+        [i for i, e in enumerate(focus.entities) if names_entity(e, set(words(f"{c.text} {p.title}")))]
+        for _, c, _, p in pending
+    ]
+
+    def novel(i: int) -> float:
+        known = sum(1 for e in named[i] if entity_stems[e] and entity_stems[e] <= covered)
+        return (
+            pending[i][0] - discount * sum(focus.weights[s] for s in hits[i] & covered) - per_entity * known
+        )
+
     for _ in range(picks):
         if not pending:
             return
-        best = max(
-            range(len(pending)),
-            key=lambda i: pending[i][0] - discount * sum(focus.weights[s] for s in hits[i] & covered),
-        )
+        best = max(range(len(pending)), key=novel)
         hits.pop(best)
+        named.pop(best)
         yield pending.pop(best)
     yield from pending
 

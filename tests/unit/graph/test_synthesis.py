@@ -320,3 +320,35 @@ def test_two_linked_passages_that_repeat_each_other_do_not_make_a_bridge() -> No
         _asked(SCREENWRITER, "places"), [_finding("places", [FILM, festival, *FILLER], [])], ResearchLimits()
     )
     assert not answer.found
+
+
+def test_once_a_sentence_names_the_question_entities_the_next_brings_the_rest_of_the_ask() -> None:
+    # Many sentences repeat who created the series; only one says when the character came in.
+    character = _titled(
+        "k",
+        "Vela Storm",
+        'Vela Storm is a character in "Skyline Tales", created by Ana Ruiz and Tom Berg. '
+        "Introduced in the second season, she becomes the main antagonist of the third season.",
+        9.0,
+    )
+    echoes = [
+        _titled(
+            f"e{i}",
+            f"Skyline Tales (season {i})",
+            f"Season {i} of the animated series was created by Ana Ruiz and Tom Berg, "
+            f"and aired on Channel {i} in 2010.",
+            8.0 - i,
+        )
+        for i in range(1, 6)
+    ]
+    question = (
+        "In what season was the character introduced who becomes the main antagonist of the "
+        "animated series created by Ana Ruiz and Tom Berg?"
+    )
+    answer = synthesize_extractive(
+        _asked(question, "places"), [_finding("places", [character, *echoes], [])], ResearchLimits()
+    )
+    assert answer.found
+    texts = [sentence.text for section in answer.sections for sentence in section.sentences]
+    introduced = next(i for i, t in enumerate(texts) if t.startswith("Introduced in the second season"))
+    assert introduced <= 1, texts
