@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from graph.models import Finding, Question
 from graph.prompts import UNTRUSTED_RULES, quote_untrusted
+from graph.relevance import QuestionFocus, focus_of, offers_answer, term_coverage
 from retrieval.passages import Passage
 from retrieval.text import STOPWORDS, split_sentences, stems, terms, unique
 
@@ -30,6 +31,9 @@ COVERED_RANKS = 2  # a question entity with a passage among these needs no follo
 MAX_QUERY_CHARS = 300
 BACKGROUND_SHARE = 0.5  # a name in more than this share of a round's passages is its background
 BACKGROUND_DOCUMENTS = 2  # ... and in at least this many distinct documents
+AROUND_WORDS = 5  # a name's context: the words right before and after it in its sentence
+NEAR_WEIGHT = 1.0  # how much the question's remaining ask in a name's context counts
+ANSWERED_COVERAGE = 0.9  # a sentence carrying this share of the ask (and an answer) needs no bridge
 
 # A name: capitalised words (or numbers inside one), joined by the small words names contain.
 _WORD = r"[A-Z][\w'’.&-]*|\d[\w'’.-]*"
@@ -173,16 +177,24 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
 
     A name scores by its passage's rank, by how much of the question its sentence covers (the
     sentence that says "directed by Adriana Trigiani" shares "directed" and the film's title with
-    the question), and by coming early in the passage; a passage's own subject is not a lead.
+    the question), by how much of the question's remaining ask (its words other than the names it
+    gives) the words right around the name carry ("performed by pianist Harry Connick Jr." for "a
+    singer that performed"), and by coming early in the passage; a passage's own subject is not a
+    lead.
     """
     wanted = stems(question.text)
     if not wanted:
         return []
+    given = set().union(*(stems(e) for e in question_entities(question.text, ())))
+    ask = (wanted - given) or wanted
+    focus = focus_of(question.text, ranked)
     scored: dict[str, Lead] = {}
     seen_titles = [p for p in ranked[:COVERED_RANKS]]
     for rank, passage in enumerate(ranked[:TOP_PASSAGES]):
         own = stems(passage.title)
         for position, sentence in enumerate(split_sentences(passage.text)[:SENTENCES]):
+            if answers_alone(focus, sentence, passage):
+                continue  # its names are the answer's setting, not something it still needs
             sentence_stems = stems(sentence) | (own if position == 0 else set())
             overlap = len(sentence_stems & wanted) / len(wanted)
             for name in names_in(sentence):
@@ -193,12 +205,34 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
                     continue  # already among the best two: nothing to follow up
                 if is_background(name, ranked):
                     continue
-                score = (1.0 / (1 + rank)) * (0.3 + overlap) * (1.0 / (1 + 0.3 * position))
-                score *= 1.0 if len(name_stems) > 1 else 0.6
+                near = len(stems(_around(sentence, name)) & ask) / len(ask)
+                score = (1.0 / (1 + rank)) * (0.3 + overlap + NEAR_WEIGHT * near)
+                score *= (1.0 / (1 + 0.3 * position)) * (1.0 if len(name_stems) > 1 else 0.6)
                 key = " ".join(sorted(name_stems))
                 if key not in scored or score > scored[key].score:
                     scored[key] = Lead(entity=name, query=name, origin=passage.id, score=round(score, 4))
     return sorted(scored.values(), key=lambda lead: (-lead.score, lead.entity))[:limit]
+
+
+def answers_alone(focus: QuestionFocus, sentence: str, passage: Passage) -> bool:
+    """Whether a sentence answers the question by itself: it carries all but a sliver of the
+    question's key terms (``ANSWERED_COVERAGE``, its passage title counting half) and holds the
+    kind of thing the question asks for (a number for "how long", a name for "who")."""
+    return (
+        focus.asks != "any"
+        and term_coverage(focus, sentence, passage.title) >= ANSWERED_COVERAGE
+        and offers_answer(focus, sentence)
+    )
+
+
+def _around(sentence: str, name: str) -> str:
+    """The words right before and after ``name`` in the sentence (``AROUND_WORDS`` each side)."""
+    start = sentence.find(name)
+    if start < 0:
+        return ""
+    before = sentence[:start].split()[-AROUND_WORDS:]
+    after = sentence[start + len(name) :].split()[:AROUND_WORDS]
+    return " ".join([*before, *after])
 
 
 def keep_second(
@@ -230,9 +264,13 @@ def heuristic_leads(
     missing = missing_entities(question, sides, ranked, limit, covered)
     if kind == "comparative":
         return missing
-    bridges = bridge_entities(question, ranked, limit)
     chosen = {lead.entity.lower() for lead in missing}
-    return [*missing, *(b for b in bridges if b.entity.lower() not in chosen)][:limit]
+    bridges = [b for b in bridge_entities(question, ranked, limit) if b.entity.lower() not in chosen]
+    if bridges and limit > 1:
+        # The names the question gives may fill every slot, yet the best bridge is what the
+        # evidence leads to: it always gets one.
+        missing = missing[: limit - 1]
+    return [*missing, *bridges][:limit]
 
 
 # --- with a model --------------------------------------------------------------------------------

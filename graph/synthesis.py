@@ -27,6 +27,7 @@ from graph.models import (
 from graph.prompts import SYNTHESIS_PROMPT, quote_untrusted
 from graph.reflect import is_about
 from graph.relevance import (
+    MAX_MISSING_SHARE,
     Coverage,
     QuestionFocus,
     assess_coverage,
@@ -65,6 +66,11 @@ MAX_HOPS = 2
 # A question other than a comparison whose kept sentences make no hop (none leads to another's
 # passage) is "not found" unless a retrieved passage carries this share of the ask by itself.
 HOP_PASSAGE_COVERAGE = 0.6
+# Both hops of a bridge question found: two of the run's best passages, one naming the other's
+# subject, that together name every entity of the question and carry this share of the ask.
+HOP_PAIR_COVERAGE = 0.5
+# ... and each hop must add to the other: the pair carries more of the ask than either passage.
+HOP_PAIR_GAIN = 0.15
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
@@ -323,8 +329,11 @@ def choose_claims(
     _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merge_passages(findings), comparison=plan.kind == "comparative")
-    if coverage.found and plan.kind != "comparative" and _hop_missing(focus, findings, best, coverage):
-        coverage = replace(coverage, found=False, hop_missing=True)
+    if plan.kind != "comparative":
+        if coverage.found and _hop_missing(focus, findings, best, coverage):
+            coverage = replace(coverage, found=False, hop_missing=True)
+        elif not coverage.found and _both_hops(focus, merge_passages(findings)[:PASSAGES_READ], coverage):
+            coverage = replace(coverage, found=True)
     if coverage.found:
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
@@ -364,6 +373,32 @@ def _hop_missing(
     return True
 
 
+def _both_hops(focus: QuestionFocus, best: Sequence[Passage], coverage: Coverage) -> bool:
+    """The evidence answers a bridge question whose entity is named only inside a passage (so no
+    passage is *about* it) or whose ask is split over two passages (so no sentence carries
+    enough of it): a passage among the run's ``best`` names another one's subject (the first hop
+    leads to the second), and the two together name every entity of the question and carry
+    ``HOP_PAIR_COVERAGE`` of its key terms, more than either carries alone (``HOP_PAIR_GAIN``).
+    Never when an entity is named by no retrieved passage, when too much of the ask is absent
+    from them all, or when the question has no key term."""
+    if coverage.unnamed_entities or coverage.missing_share >= MAX_MISSING_SHARE or not focus.total:
+        return False
+    for first in best:
+        for second in best:
+            subject = _subject(second)
+            if second.id == first.id or len(subject) <= 2 or not _names(first.text, subject):
+                continue
+            text = f"{first.text} {second.text}"
+            titles = f"{first.title} {second.title}"
+            if entity_share(focus, f"{titles} {text}") < 1.0:
+                continue
+            joint = term_coverage(focus, text, titles)
+            alone = max(term_coverage(focus, p.text, p.title) for p in (first, second))
+            if joint >= HOP_PAIR_COVERAGE and joint - alone > HOP_PAIR_GAIN:
+                return True
+    return False
+
+
 def _names(text: str, name: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
 
@@ -376,19 +411,32 @@ def _by_novelty(
 ) -> Iterator[tuple[float, Claim, str, Passage]]:
     """The ranked claims, the first ``picks`` of them chosen one at a time: each time the claim
     whose score, with the key terms already ``covered`` (updated by the caller between picks)
-    counting ``COVERED_DISCOUNT`` less, is highest; then the rest in score order."""
+    counting ``COVERED_DISCOUNT`` less, and the question's entities whose words are all covered
+    no longer counting for it (a second "created by X and Y" says nothing new about X and Y), is
+    highest; then the rest in score order."""
     pending = list(ranked)
     total = focus.total
     hits = [focus.stems(claim.text) & focus.weights.keys() for _, claim, _, _ in pending]
     discount = RELEVANCE_WEIGHT * 0.75 * COVERED_DISCOUNT / total if total else 0.0
+    entity_stems = [focus.stems(" ".join(e)) for e in focus.entities]
+    per_entity = RELEVANCE_WEIGHT * 0.25 * COVERED_DISCOUNT / len(entity_stems) if entity_stems else 0.0
+    named = [
+        [i for i, e in enumerate(focus.entities) if names_entity(e, set(words(f"{c.text} {p.title}")))]
+        for _, c, _, p in pending
+    ]
+
+    def novel(i: int) -> float:
+        known = sum(1 for e in named[i] if entity_stems[e] and entity_stems[e] <= covered)
+        return (
+            pending[i][0] - discount * sum(focus.weights[s] for s in hits[i] & covered) - per_entity * known
+        )
+
     for _ in range(picks):
         if not pending:
             return
-        best = max(
-            range(len(pending)),
-            key=lambda i: pending[i][0] - discount * sum(focus.weights[s] for s in hits[i] & covered),
-        )
+        best = max(range(len(pending)), key=novel)
         hits.pop(best)
+        named.pop(best)
         yield pending.pop(best)
     yield from pending
 

@@ -246,3 +246,14 @@ async def test_a_yes_no_comparison_the_sentences_do_not_decide_gets_no_verdict(
     # Neither sentence says whether they are painters: both are quoted, no verdict is derived.
     payload = await _ask(config, embedded, "Are Edith Marlow and Ilona Varga both painters?")
     assert not str(payload["answer"]).startswith(("Yes", "No"))
+
+
+async def test_a_question_its_first_passage_answers_follows_nothing_up(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    # The sentence that answers names the company; it is the answer's setting, not a second hop.
+    payload = await _ask(sample_config, embedded, "How long is parental leave?")
+    assert payload["found"] is True
+    assert "20 weeks" in str(payload["answer"]).split("\n\n")[0]
+    rounds = payload["rounds"]
+    assert isinstance(rounds, list) and len(rounds) == 1, rounds

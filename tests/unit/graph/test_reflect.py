@@ -178,3 +178,45 @@ def test_a_name_the_question_gives_that_a_best_passage_mentions_is_not_missing()
     assert [lead.entity for lead in heuristic_leads(question, "comparative", (), unnamed, 3)] == [
         "Beacon API"
     ]
+
+
+def test_the_bridge_is_the_name_whose_own_words_carry_what_the_question_still_asks() -> None:
+    # The opening sentence shares the album's title with the question and names two actors; the
+    # name the question leads to is the one "performed by" points at, further on.
+    soundtrack = _p(
+        "s1",
+        "Moonlight Diner (soundtrack)",
+        'Moonlight Diner is the soundtrack to the 1989 movie "Moonlight Diner" starring Bill Crane '
+        "and Meg Rowe. The songs are performed by singer and pianist Harry Conway, with a big band.",
+        9.0,
+    )
+    film = _p("m1", "Moonlight Diner", "Moonlight Diner is a 1989 romantic comedy film.", 5.0)
+    question = Question(
+        text='The songs from the soundtrack to "Moonlight Diner" are performed by a singer that has had '
+        "how many top 20 albums?",
+        allowed=("c",),
+    )
+    leads = bridge_entities(question, [soundtrack, film], limit=3)
+    assert leads[0].entity == "Harry Conway" and leads[0].origin == "s1"
+
+
+def test_names_the_question_gives_leave_a_follow_up_for_the_best_bridge() -> None:
+    # Three names of the question have no passage about them among the best two; the film's
+    # director, which the evidence leads to, still gets one of the three follow-ups.
+    question = Question(
+        text="Which state is the director of Big Stone Gap, shown at Rome Film Fest, Berlin Film Fest "
+        "and Oslo Film Fest, from?",
+        allowed=("c",),
+    )
+    leads = heuristic_leads(question, "factual", (), [FILM, OTHER], 3)
+    assert len(leads) == 3
+    assert "Adriana Trigiani" in [lead.entity for lead in leads]
+
+
+def test_names_in_a_sentence_that_answers_by_itself_are_not_followed_up() -> None:
+    question = Question(text="How long is parental leave?", allowed=("c",))
+    answered = _p("l1", "Parental leave", "Every parent at Acme Widgets receives 20 weeks of parental leave.")
+    assert bridge_entities(question, [answered], 3) == []
+    # Without the number it asks for, the sentence leaves the question open: its name may lead on.
+    open_ = _p("l2", "Parental leave", "Parental leave at Acme Widgets follows the Leave Handbook.")
+    assert "Leave Handbook" in [lead.entity for lead in bridge_entities(question, [open_], 3)]

@@ -264,3 +264,91 @@ def test_a_bridge_question_with_its_second_hop_is_answered() -> None:
     assert answer.found
     texts = " ".join(sentence.text for section in answer.sections for sentence in section.sentences)
     assert "Greenwich Village" in texts
+
+
+SCREENWRITER = 'What screenwriter with credits for "Moonfall Harbor" co-wrote a film starring Dana Whitlow?'
+FILM = _titled(
+    "film",
+    "The Lantern Keeper",
+    "The Lantern Keeper is a 2001 American drama film directed by Ray Holt, written by Sam Ortiz "
+    "and Peter Vance, and starring Dana Whitlow. It was shot in Maine.",
+    9.0,
+)
+FILLER = [
+    _titled(
+        f"x{i}",
+        f"Harbor Town {i}",
+        f"Harbor Town {i} is a fishing village in Maine with a lighthouse and a small film festival.",
+        4.0 - i,
+    )
+    for i in range(4)
+]
+
+
+def test_a_bridge_answered_across_two_linked_passages_is_found() -> None:
+    # The question names the film's star and the writer's other work, never the film or the writer:
+    # no passage is *about* what it names. The film's passage names the writer, whose passage
+    # says the rest; together they answer.
+    writer = _titled(
+        "writer",
+        "Peter Vance",
+        'Peter Vance is an American screenwriter. His screenwriting credits include "Moonfall '
+        'Harbor" (1998).',
+        7.0,
+    )
+    answer = synthesize_extractive(
+        _asked(SCREENWRITER, "places"), [_finding("places", [FILM, writer, *FILLER], [])], ResearchLimits()
+    )
+    assert answer.found
+    texts = " ".join(sentence.text for section in answer.sections for sentence in section.sentences)
+    assert "written by Sam Ortiz and Peter Vance" in texts
+    assert 'credits include "Moonfall Harbor"' in texts
+
+
+def test_two_linked_passages_that_repeat_each_other_do_not_make_a_bridge() -> None:
+    # The writer's own passage is gone: what is left is the film and a festival passage that names
+    # the film and the words of the question without saying who wrote what. Their link adds
+    # nothing to what the festival's passage carries alone.
+    festival = _titled(
+        "festival",
+        "Maine Harbor Film Festival",
+        "The 2001 Maine Harbor Film Festival screened The Lantern Keeper, a drama film starring "
+        'Dana Whitlow, and honoured the screenwriting credits of "Moonfall Harbor".',
+        7.0,
+    )
+    answer = synthesize_extractive(
+        _asked(SCREENWRITER, "places"), [_finding("places", [FILM, festival, *FILLER], [])], ResearchLimits()
+    )
+    assert not answer.found
+
+
+def test_once_a_sentence_names_the_question_entities_the_next_brings_the_rest_of_the_ask() -> None:
+    # Many sentences repeat who created the series; only one says when the character came in.
+    character = _titled(
+        "k",
+        "Vela Storm",
+        'Vela Storm is a character in "Skyline Tales", created by Ana Ruiz and Tom Berg. '
+        "Introduced in the second season, she becomes the main antagonist of the third season.",
+        9.0,
+    )
+    echoes = [
+        _titled(
+            f"e{i}",
+            f"Skyline Tales (season {i})",
+            f"Season {i} of the animated series was created by Ana Ruiz and Tom Berg, "
+            f"and aired on Channel {i} in 2010.",
+            8.0 - i,
+        )
+        for i in range(1, 6)
+    ]
+    question = (
+        "In what season was the character introduced who becomes the main antagonist of the "
+        "animated series created by Ana Ruiz and Tom Berg?"
+    )
+    answer = synthesize_extractive(
+        _asked(question, "places"), [_finding("places", [character, *echoes], [])], ResearchLimits()
+    )
+    assert answer.found
+    texts = [sentence.text for section in answer.sections for sentence in section.sentences]
+    introduced = next(i for i, t in enumerate(texts) if t.startswith("Introduced in the second season"))
+    assert introduced <= 1, texts
