@@ -27,14 +27,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from graph.roles import roles_ok
 from retrieval.text import STOPWORDS, split_sentences, stem, stems
 
-Reason = Literal["unsupported", "number", "negation", "name", "quantifier", "comparative", "judge"]
+Reason = Literal["unsupported", "number", "negation", "name", "roles", "quantifier", "comparative", "judge"]
 REASONS: tuple[Reason, ...] = (
     "unsupported",
     "number",
     "negation",
     "name",
+    "roles",
     "quantifier",
     "comparative",
     "judge",
@@ -397,6 +399,8 @@ def check(sentence: str, passage_texts: Iterable[str], threshold: float = SUPPOR
         return "negation"
     if not names_ok(sentence, texts, anchor.primary):
         return "name"
+    if not roles_ok(sentence, anchor.all):
+        return "roles"
     if not _backed(sentence, anchor.all, _quantifier):
         return "quantifier"
     if not _backed(sentence, anchor.all, _comparative):
