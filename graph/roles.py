@@ -11,19 +11,25 @@ around it holds a word of substance. The roles are *swapped* when a framed slot 
 the anchor's names than the anchor has there, while the anchor's name stands elsewhere in the
 sentence.
 
+Before aligning, "X was founded by Y" is read as "Y founded X" in both sentences (a regular
+verb, whose past tense is its participle): a change of voice is then no change, and a swap made
+while changing the voice ("Zenith was acquired by Acme" → "Zenith acquired Acme") shows like any
+other.
+
 What is not a swap:
 
 - a reordered list: names joined by "and", "or", "&", "nor", "with", "versus", "married", "met"
   (and commas beside one of them) may come in any order ("Tom and Anna" ↔ "Anna and Tom");
-- a paraphrase that changes the wording around the names (passive ↔ active voice, an apposition
-  dropped or moved, a clause left out): the slots are no longer framed by the same words;
+- a paraphrase that changes the wording around the names (an apposition dropped or moved, a
+  clause left out): the slots are no longer framed by the same words;
 - a name said shorter or longer ("Smith" for "John Smith"), unless the two are exchanged both ways;
 - a name the anchor also states between the same words ("… met Jones; Jones met Brown …");
 - one anchor swapped while another states the sentence's arrangement as it is ("Arsenal beat
   Chelsea in the cup. Chelsea beat Arsenal in the league.").
 
-``roles_ok`` is what ``graph.guards.check`` calls; it costs one or two ``difflib`` alignments of
-short token lists per anchor, and only for sentences with two names or more.
+``roles_ok`` is what ``graph.guards.check`` calls. It looks only at sentences with two names or
+more, and aligns (one or a few ``difflib`` runs over short token lists per anchor) only when
+their names are not simply in the anchor's order, which an exchange of two names would break.
 """
 
 import re
@@ -40,6 +46,9 @@ _SLOT = "\0"
 _FRAME = 2
 _SMALL_RUN = 4
 _END = frozenset(".!?;:")
+_BE = frozenset("is are was were been be".split())
+_HAVE = frozenset("has have had".split())
+_PARTICIPLE = re.compile(r"[a-z]{2,}ed")
 _JOINERS = frozenset("and or & nor with versus vs married met".split())
 _NOT_NAMES = frozenset(
     """however although though today yesterday meanwhile despite additionally furthermore moreover
@@ -130,7 +139,44 @@ def skeleton(sentence: str) -> Skeleton:
         words.append(token.lower().replace("’", "'"))
         names.append(None)
     close()
+    return _active(Skeleton(tuple(words), tuple(names)))
+
+
+def _active(sk: Skeleton) -> Skeleton:
+    """The skeleton with "X was founded by Y" read as "Y founded X" (a regular verb, whose past
+    tense is its participle), so that a change of voice is aligned with the anchor like any
+    other wording and a swap made while changing the voice still shows."""
+    words, names = list(sk.words), list(sk.names)
+    k = 0
+    while k < len(words):
+        end = k + 1
+        if end < len(words) and words[end] in _HAVE:
+            end += 1
+        subject = names[k]
+        if (
+            subject is not None
+            and end + 3 < len(words)
+            and words[end] in _BE
+            and _PARTICIPLE.fullmatch(words[end + 1])
+            and words[end + 2] == "by"
+            and names[end + 3] is not None
+            and not _listed(words, names, k, end + 3)
+        ):
+            start = k
+            if k == 1 and names[0] is not None:  # a name opening the sentence: its first word too
+                start, subject = 0, names[0] + subject
+            words[start : end + 4] = [_SLOT, words[end + 1], _SLOT]
+            names[start : end + 4] = [names[end + 3], None, subject]
+            k = start
+        k += 1
     return Skeleton(tuple(words), tuple(names))
+
+
+def _listed(words: Sequence[str], names: Sequence[object], first: int, last: int) -> bool:
+    """The name at ``first`` ends a list, or the one at ``last`` opens one ("Smith and Jones")."""
+    before = first >= 2 and words[first - 1] in _JOINERS
+    after = last + 2 < len(words) and (words[last + 1] in _JOINERS or words[last + 1] == ",")
+    return (before and names[first - 2] is not None) or (after and names[last + 2] is not None)
 
 
 def _moved(name: tuple[str, ...], other: tuple[str, ...], cand: Skeleton, source: Skeleton) -> bool:

@@ -36,6 +36,8 @@ PASSAGE = (
         "she died in 2004.",
         "Acme was acquired by Zenith in 2001.",
         "The film was directed by Lynda Obst and produced by Nora Ephron.",
+        "John Smith was succeeded by Mary Jones as chairman of Acme.",  # swapped while made passive
+        "Zenith acquired Acme in 2001.",  # swapped while made active
     ],
 )
 def test_roles_swapped_names_are_refused(sentence: str) -> None:
@@ -83,6 +85,18 @@ def test_roles_the_suites_swap_is_caught_unless_it_only_reorders_a_list() -> Non
     assert check(swapped, [sentence]) == "roles"
     listed = "The award went to Ann Lee and Tom Hale in 2001."
     assert check(mutate(listed, "roles") or "", [listed]) is None
+
+
+def test_roles_a_list_of_agents_keeps_its_roles_in_either_voice() -> None:
+    assert (
+        check("Acme was founded by Smith and Jones in 1990.", ["Smith and Jones founded Acme in 1990."])
+        is None
+    )
+    assert (
+        check("Jones and Smith founded Acme in 1990.", ["Acme was founded by Smith and Jones in 1990."])
+        is None
+    )
+    assert check("Acme founded Smith in 1990.", ["Acme was founded by Smith in 1990."]) == "roles"
 
 
 def test_roles_sentences_with_fewer_than_two_names_are_left_alone() -> None:
