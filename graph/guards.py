@@ -10,6 +10,8 @@ change a copied sentence can carry:
 - ``negation``: a word negated in the sentence is negated in the anchor, and the other way round;
 - ``name``: every capitalised word (people, places, organisations, works, nationalities) is in the
   passages, and no name of the anchor is swapped for another;
+- ``roles``: no two names of an anchor in each other's places ("Smith succeeded Jones" for "Jones
+  succeeded Smith"; ``graph.roles``);
 - ``quantifier``: "only", "all", "every", "never", "first", superlatives … are in the anchors;
 - ``comparative``: "older", "before", "more" … are in the anchors.
 
