@@ -197,7 +197,7 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
     )
 
 
-DROP_REASONS = ("unsupported", "number", "negation", "name", "quantifier", "comparative", "judge")
+DROP_REASONS = ("unsupported", "number", "negation", "name", "roles", "quantifier", "comparative", "judge")
 
 
 def record_drops(metrics: ConferMetrics, answer: Answer) -> None:

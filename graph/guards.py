@@ -10,6 +10,8 @@ change a copied sentence can carry:
 - ``negation``: a word negated in the sentence is negated in the anchor, and the other way round;
 - ``name``: every capitalised word (people, places, organisations, works, nationalities) is in the
   passages, and no name of the anchor is swapped for another;
+- ``roles``: no two names of an anchor in each other's places ("Smith succeeded Jones" for "Jones
+  succeeded Smith"; ``graph.roles``);
 - ``quantifier``: "only", "all", "every", "never", "first", superlatives … are in the anchors;
 - ``comparative``: "older", "before", "more" … are in the anchors.
 
@@ -27,14 +29,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from graph.roles import roles_ok
 from retrieval.text import STOPWORDS, split_sentences, stem, stems
 
-Reason = Literal["unsupported", "number", "negation", "name", "quantifier", "comparative", "judge"]
+Reason = Literal["unsupported", "number", "negation", "name", "roles", "quantifier", "comparative", "judge"]
 REASONS: tuple[Reason, ...] = (
     "unsupported",
     "number",
     "negation",
     "name",
+    "roles",
     "quantifier",
     "comparative",
     "judge",
@@ -397,6 +401,8 @@ def check(sentence: str, passage_texts: Iterable[str], threshold: float = SUPPOR
         return "negation"
     if not names_ok(sentence, texts, anchor.primary):
         return "name"
+    if not roles_ok(sentence, anchor.all):
+        return "roles"
     if not _backed(sentence, anchor.all, _quantifier):
         return "quantifier"
     if not _backed(sentence, anchor.all, _comparative):

@@ -1,6 +1,7 @@
-"""The judge: one batched model call per answer for what the guards cannot see (swapped roles,
-paraphrase, translation). For each sentence it returns a verdict and the exact span of a cited
-passage that supports it; Confer checks the span verbatim and never takes the verdict alone.
+"""The judge: one batched model call per answer for what the guards cannot see (paraphrase,
+translation, roles changed together with the wording around them). For each sentence it returns
+a verdict and the exact span of a cited passage that supports it; Confer checks the span verbatim
+and never takes the verdict alone.
 
 ``admit`` combines both: without a judge (none configured, or it failed or timed out) the guards
 decide alone and drop whatever they cannot confirm; with a judge, a sentence needs the judge's

@@ -313,6 +313,34 @@ async def test_a_model_lying_in_drafting_and_synthesis_never_reaches_the_answer(
     assert {stage_of(r["messages"][0]["content"]) for r in llm.requests} >= {"draft", "synthesis"}
 
 
+async def test_a_model_swapping_names_is_dropped_even_when_the_judge_says_yes(
+    sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
+) -> None:
+    llm.lying_judge = True
+    service = _service(sample_config, indexed, llm)
+    question = "in:engineering When do we deploy to production?"
+    await service.answer(service.make_question(question), surface="cli")  # the passages drafting sees
+    prompt = next(r for r in llm.requests if stage_of(r["messages"][0]["content"]) == "draft")
+    passages = re.findall(
+        r'<passage n="(\d+)"[^>]*>\n(.*?)\n</passage>', prompt["messages"][1]["content"], re.DOTALL
+    )
+    n = next(int(number) for number, text in passages if "Monday to Thursday" in text)
+    kept = "We deploy Monday to Thursday between 09:00 and 16:00 local time."
+    swapped = (
+        "We deploy Thursday to Monday between 09:00 and 16:00 local time.",
+        "No deploys happen during the year-end freeze, from January 20 to December 3, except fixes for "
+        "incidents.",
+    )
+    llm.script("draft", Reply(content=json.dumps({"claims": [{"text": kept, "passages": [n]}]})))
+    answer_text = " ".join(f"{s[:-1]} [1]." for s in (kept, *swapped))  # the one claim's passage
+    llm.script("synthesis", Reply(content=json.dumps({"answer": answer_text})))
+    answer = await service.answer(service.make_question(question), surface="cli")
+    assert answer.mode == "llm"
+    assert [s.text for sec in answer.sections for s in sec.sentences] == [kept]
+    assert_faithful(answer)
+    assert _metric(service, "confer_citations_dropped_total", {"reason": "roles"}) == len(swapped)
+
+
 async def test_an_honest_model_keeps_its_model_written_answers(
     sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
 ) -> None:

@@ -102,7 +102,7 @@ def test_no_changed_sentence_of_the_guarded_kinds_passes_on_the_samples() -> Non
     cases = build_suite(_sample_passages())
     report = grade(cases, lambda sentence, passage: is_supported(sentence, [passage]))
     for kind in KINDS:
-        if kind != "roles":  # swapped roles keep every word: the judge's job, not the guards'
+        if kind != "roles":  # a swap that only reorders a list is still true (test_roles.py)
             assert report[kind]["total"] >= 10, kind
             assert report[kind]["slipped"] == 0, (kind, report[kind])
     assert report["true"]["rate"] >= 0.95
