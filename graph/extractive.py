@@ -68,9 +68,12 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     top_score = max(p.score for p in passages) or 1.0
     # What does not change between picks is computed once per sentence: its query stems (hits),
     # its coverage, its prior (passage score and rank) and whether it is about the document itself.
-    # ``gain`` is the weight of a sentence's hits while none of them is covered yet (summed in the
-    # same order as the novelty below, so the values are the same to the last bit). Only sentences
-    # with hits become candidates (and get a set of their stems, for the near-repeat test).
+    # ``bound`` is a sentence's value while none of its hits is covered yet, and never less than
+    # its value later: the novelty sums the same weights in the same order, some halved, and
+    # floating-point sums and products of non-negative terms are monotone. A pick skips every
+    # sentence whose bound cannot beat the best value so far, and a sentence none of whose hits is
+    # covered is worth exactly its bound. Only sentences with hits become candidates (and get a
+    # set of their stems, for the near-repeat test).
     candidates: list[tuple[str, AbstractSet[str], AbstractSet[str], float, float, bool, Passage, float]] = []
     for rank, (passage, sentences, _, title) in enumerate(analysed):
         title_stems = title & weights.keys()
@@ -88,22 +91,27 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
             ) / total
             meta = _ABOUT_THE_DOCUMENT.match(sentence) is not None
             gain = sum(weights[s] * 1.0 for s in hits)
+            bound = 0.6 * (gain / total) + 0.15 * coverage + 0.25 * prior
+            if meta:
+                bound *= META_PENALTY
             candidates.append(
-                (sentence, frozenset(sentence_stems), hits, coverage, prior, meta, passage, gain)
+                (sentence, frozenset(sentence_stems), hits, coverage, prior, meta, passage, bound)
             )
     chosen: list[Claim] = []
     covered: set[str] = set()
     first_value = 0.0
     while candidates and len(chosen) < limit:
         best_index, best_value, best_coverage = -1, 0.0, 0.0
-        for index, (_, _, hits, coverage, prior, meta, _, gain) in enumerate(candidates):
+        for index, (_, _, hits, coverage, prior, meta, _, bound) in enumerate(candidates):
+            if bound <= best_value:
+                continue  # its value is at most its bound: it cannot be the best
             if covered and not covered.isdisjoint(hits):
                 novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
+                value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
+                if meta:
+                    value *= META_PENALTY
             else:
-                novelty = gain / total
-            value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
-            if meta:
-                value *= META_PENALTY
+                value = bound
             if value > best_value:
                 best_index, best_value, best_coverage = index, value, coverage
         if best_index < 0 or best_value < 0.5 * first_value:
