@@ -219,13 +219,12 @@ def _opens(sentence: str, passage: Passage) -> bool:
 
 
 def _ranked_claims(
-    plan: Plan, findings: Sequence[Finding], *, from_passages: bool = False
+    plan: Plan, findings: Sequence[Finding], pool: Sequence[Passage], *, from_passages: bool = False
 ) -> tuple[list[tuple[float, Claim, str, Passage]], QuestionFocus]:
     """Claims with one score comparable across collections: how well the sentence answers the
     question (key-term coverage weighted by rarity, the question's entities named), plus a little
     of the cited passage's raw retrieval score relative to the best passage of the whole run.
-    Sentences that do not bear on the question are left out."""
-    pool = merge_passages(findings)
+    Sentences that do not bear on the question are left out. ``pool`` is ``merge_passages(findings)``."""
     by_id = {p.id: p for p in pool}
     focus = focus_of(question_of(plan), pool, extra=[t.collection for t in plan.tasks])
     top = max((p.score for p in pool), default=0.0) or 1.0
@@ -283,7 +282,8 @@ def choose_claims(
 ) -> Selection:
     """The claims worth saying, best first: no near-duplicates, none far below the best, and for
     a comparison the best claim about each side (or, without named sides, of each collection)."""
-    ranked, focus = _ranked_claims(plan, findings, from_passages=from_passages)
+    merged = merge_passages(findings)  # ranked once, read by every step below
+    ranked, focus = _ranked_claims(plan, findings, merged, from_passages=from_passages)
     if not ranked:
         return Selection(claims=[], coverage=Coverage(found=False), closest=[])
     floor = RELEVANCE_FLOOR * ranked[0][0]
@@ -319,10 +319,10 @@ def choose_claims(
         kept_passages.append(passage)
         kept_stems.append(own)
         covered |= focus.stems(claim.text) & focus.weights.keys()
-    linked = merge_passages(findings)[:PASSAGES_READ] if plan.kind != "comparative" else ()
+    linked = merged[:PASSAGES_READ] if plan.kind != "comparative" else ()
     _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
-    coverage = assess_coverage(focus, best, merge_passages(findings), comparison=plan.kind == "comparative")
+    coverage = assess_coverage(focus, best, merged, comparison=plan.kind == "comparative")
     if coverage.found and plan.kind != "comparative" and _hop_missing(focus, findings, best, coverage):
         coverage = replace(coverage, found=False, hop_missing=True)
     if coverage.found:

@@ -76,21 +76,29 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
 
 def detect_language(text: str) -> str:
     """ISO 639-1 code of the language whose function words the text uses most; English on a tie
-    or when it uses none."""
+    or when it uses none. (Cached: one question's text is read by several steps.)"""
+    return _detect_language(text)
+
+
+@lru_cache(maxsize=256)
+def _detect_language(text: str) -> str:
     found = tokens(text)
     if not found:
         return DEFAULT_LANGUAGE
-    # Each word counted once, then each language's function words looked up in the counts (a
-    # few dozen look-ups a language instead of a pass over the text per language).
+    # Each word counted once, then the counts of each language's function words summed, reading
+    # whichever of the two is shorter (the same counts as a pass over the text per language).
     frequency = Counter(found)
-    counts = {
-        lang: sum(frequency[w] for w in vocabulary if w in frequency)
-        for lang, vocabulary in FUNCTION_WORDS.items()
-    }
+    counts = {lang: _uses(frequency, vocabulary) for lang, vocabulary in FUNCTION_WORDS.items()}
     best = max(counts, key=lambda lang: (counts[lang], lang == DEFAULT_LANGUAGE))
     if counts[best] == 0 or counts[best] <= counts[DEFAULT_LANGUAGE]:
         return DEFAULT_LANGUAGE
     return best
+
+
+def _uses(frequency: Counter[str], vocabulary: frozenset[str]) -> int:
+    if len(frequency) < len(vocabulary):
+        return sum(n for word, n in frequency.items() if word in vocabulary)
+    return sum(frequency[word] for word in vocabulary if word in frequency)
 
 
 def language_name(code: str) -> str:
@@ -178,5 +186,7 @@ def foreign_stems(query: str) -> list[str]:
 
 
 def forget_texts() -> None:
-    """Empty the per-text Snowball cache (the per-word stems stay); see ``retrieval.text.forget_texts``."""
+    """Empty the per-text caches (Snowball stems, detected languages; the per-word stems stay);
+    see ``retrieval.text.forget_texts``."""
     _stems_in.cache_clear()
+    _detect_language.cache_clear()
