@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from bot import messages
@@ -24,6 +25,10 @@ from graph.events import BranchFinished, BranchStarted, FollowUp, PlanReady, Pro
 from graph.models import Answer, Question
 
 logger = logging.getLogger(__name__)
+
+# Seconds a ready answer waits for its suggested follow-ups (without a model they take a few
+# milliseconds); a model's come later and are added to the answer already shown.
+SUGGESTIONS_WAIT = 0.25
 
 
 class ChatThread(StatusSink, Protocol):
@@ -50,14 +55,27 @@ class StreamingThread(Protocol):
         """Whether a live status message is open now (it may have fallen back to edits)."""
         ...
 
-    async def finish_stream(self, state: StatusState, answer: Answer, footer: AnswerFooter) -> None:
-        """Show ``state`` and ``answer`` in the live message and close it with ``footer``; fall back
-        to posting the answer when the platform refuses. Raises ``ChatCallError`` when nothing
-        could be posted."""
+    async def finish_stream(
+        self, state: StatusState, answer: Answer, footer: "asyncio.Future[AnswerFooter]"
+    ) -> None:
+        """Show ``state`` and ``answer`` in the live message and close it with ``footer`` (the
+        answer's text goes out first when the footer is not done yet: suggested follow-ups may
+        still be coming); fall back to posting the answer when the platform refuses. Raises
+        ``ChatCallError`` when nothing could be posted."""
         ...
 
     async def end_stream(self) -> None:
         """Close the live message if one is open (after a failure); never raises."""
+        ...
+
+
+@runtime_checkable
+class EditableAnswer(Protocol):
+    """A capability some threads have: the answer they posted last can be replaced in place. The
+    core uses it to add suggested follow-ups that came after the answer was posted."""
+
+    async def edit_answer(self, answer: Answer, footer: AnswerFooter) -> None:
+        """Show the posted answer again with ``footer``. Raises ``ChatCallError``."""
         ...
 
 
@@ -135,6 +153,7 @@ async def answer_in_thread(
     writer.start()
     started = time.monotonic()
     answered: Answer | None = None
+    suggesting: asyncio.Task[AnswerFooter] | None = None
     try:
 
         async def queued(position: int) -> None:
@@ -147,15 +166,21 @@ async def answer_in_thread(
             writer.update(lambda s: setattr(s, "phase", "researching"))
             answer = await service.answer(question, surface=surface, on_event=_progress(writer))
         footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
+        suggesting = asyncio.create_task(_with_suggestions(service, question, answer, footer))
+        await asyncio.wait({suggesting}, timeout=SUGGESTIONS_WAIT)
         await writer.first_post()  # the status stays above the answer
         if isinstance(thread, StreamingThread) and thread.streaming:
             writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
-            await thread.finish_stream(await writer.hand_over(), answer, footer)
+            await thread.finish_stream(await writer.hand_over(), answer, suggesting)
             answered = answer
         else:
-            await thread.post_answer(answer, footer)
+            # suggestions still coming go out with the answer where it cannot be edited, else later
+            late = thread if isinstance(thread, EditableAnswer) and not suggesting.done() else None
+            await thread.post_answer(answer, footer if late else await suggesting)
             answered = answer
             writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
+            if late is not None:
+                await _add_late_suggestions(late, answer, footer, suggesting)
     except QuestionTimeoutError:
         writer.update(_finish("failed", messages.STATUS_TIMED_OUT))
         await thread.say(messages.TIMED_OUT)
@@ -173,10 +198,41 @@ async def answer_in_thread(
         logger.exception("question failed")
         writer.update(_finish("failed", messages.STATUS_UNEXPECTED))
         await thread.say(messages.UNEXPECTED)
+    finally:
+        if suggesting is not None:
+            suggesting.cancel()  # an answer that never went out needs no suggestions
     await writer.close()
     if isinstance(thread, StreamingThread):
         await thread.end_stream()
     return answered
+
+
+async def _with_suggestions(
+    service: ResearchService, question: Question, answer: Answer, footer: AnswerFooter
+) -> AnswerFooter:
+    """``footer`` with the follow-ups the answer leaves open; none when building them fails."""
+    try:
+        suggestions = await service.suggest(question, answer)
+    except Exception:  # suggestions are an extra: they never cost the answer
+        logger.exception("suggested follow-ups failed; answering without them")
+        return footer
+    return replace(footer, suggestions=suggestions)
+
+
+async def _add_late_suggestions(
+    thread: EditableAnswer, answer: Answer, footer: AnswerFooter, suggesting: "asyncio.Task[AnswerFooter]"
+) -> None:
+    """The answer went out without its suggested follow-ups (a model still writing them): add them
+    to it once they come; a failed edit loses only the buttons."""
+    full = await suggesting
+    if not full.suggestions:
+        return
+    try:
+        await thread.edit_answer(answer, full)
+    except ChatCallError as error:
+        logger.warning(
+            "could not add suggested follow-ups", extra={"method": error.method, "error": error.error}
+        )
 
 
 async def answer_footer(
@@ -187,17 +243,12 @@ async def answer_footer(
     key: ThreadKey | None,
     feedback: FeedbackDesk | None,
 ) -> AnswerFooter:
-    """What goes under the answer: a new question id and suggested follow-ups; for a found answer,
-    where votes can be kept, its record is kept under that id before the buttons carrying it are
-    posted."""
-    try:
-        suggestions = await service.suggest(question, answer)
-    except Exception:  # suggestions are an extra: they never cost the answer
-        logger.exception("suggested follow-ups failed; answering without them")
-        suggestions = ()
+    """What goes under the answer before its suggested follow-ups: a new question id; for a found
+    answer, where votes can be kept, its record is kept under that id before the buttons carrying
+    it are posted."""
     question_id = new_question_id()  # also names the footer's blocks, unique per message
     if feedback is None or key is None or not answer.found:
-        return AnswerFooter(question_id=question_id, suggestions=suggestions)
+        return AnswerFooter(question_id=question_id)
     await feedback.keep_answer(
         AnswerRecord(
             question_id=question_id,
@@ -210,7 +261,7 @@ async def answer_footer(
             collections=tuple(o.name for o in answer.outcomes),
         )
     )
-    return AnswerFooter(question_id=question_id, suggestions=suggestions)
+    return AnswerFooter(question_id=question_id)
 
 
 async def _finish_interrupted(thread: ChatThread, writer: StatusWriter) -> None:

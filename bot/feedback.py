@@ -14,6 +14,7 @@ could not be kept, and the answer itself never depends on it.
 """
 
 import contextlib
+import hashlib
 import json
 import logging
 import sqlite3
@@ -103,6 +104,15 @@ class Place:
     channel: str
 
 
+def vote_id(question_id: str, place: Place, voter: str) -> str:
+    """The id of ``voter``'s vote on an answer: the same for every click they make on it, and
+    naming no one (a hash); a click without a known voter is a vote of its own."""
+    if not voter:
+        return uuid.uuid4().hex
+    key = "\0".join((question_id, place.platform, place.workspace, voter))
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS confer_feedback_answers (
         question_id TEXT PRIMARY KEY, platform TEXT NOT NULL, workspace TEXT NOT NULL,
@@ -117,9 +127,12 @@ _SCHEMA = (
         passage_ids TEXT NOT NULL, collections TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS confer_feedback_votes_at ON confer_feedback_votes (at)",
 )
+# One vote per person and answer: a second click replaces the first (a change of mind from 👍 to
+# 👎 keeps only the 👎, a double click counts once); a reason given earlier belongs to the old vote.
 _INSERT_VOTE = (
     "INSERT INTO confer_feedback_votes (id, question_id, vote, reason, comment, at, platform, workspace, "
-    "channel, answer, passage_ids, collections) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "channel, answer, passage_ids, collections) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET vote = excluded.vote, reason = NULL, comment = '', at = excluded.at"
 )
 _SELECT_VOTES = (
     "SELECT id, question_id, vote, reason, comment, at, platform, workspace, channel, answer, "
@@ -236,12 +249,13 @@ class FeedbackStore:
             created=float(row[8]),
         )
 
-    async def vote(self, question_id: str, vote: Vote, *, place: Place) -> VoteRecord:
+    async def vote(self, question_id: str, vote: Vote, *, place: Place, voter: str) -> VoteRecord:
         """Store one click; the answer's record is copied into the vote when it is still kept.
-        Returns the stored vote (its ``id`` lets a later reason be added to it)."""
+        Returns the stored vote (its ``id`` lets a later reason be added to it). ``voter`` (the
+        platform's user id) makes the vote one per person and answer; it is stored only hashed."""
         record = await self.answer(question_id)
         stored = VoteRecord(
-            id=uuid.uuid4().hex,
+            id=vote_id(question_id, place, voter),
             question_id=question_id,
             vote=vote,
             at=time.time(),
@@ -353,13 +367,13 @@ class FeedbackDesk:
         except FeedbackUnavailableError as exc:
             self._unavailable(exc)
 
-    async def vote(self, question_id: str, vote: Vote, *, place: Place) -> VoteRecord | None:
-        """The stored vote, or ``None`` when it could not be stored."""
+    async def vote(self, question_id: str, vote: Vote, *, place: Place, voter: str) -> VoteRecord | None:
+        """The stored vote (one per ``voter`` and answer), or ``None`` when it could not be stored."""
         self.metrics.feedback.labels(vote).inc()
         if self.store is None:
             return None
         try:
-            stored = await self.store.vote(question_id, vote, place=place)
+            stored = await self.store.vote(question_id, vote, place=place, voter=voter)
         except FeedbackUnavailableError as exc:
             self._unavailable(exc)
             return None

@@ -3,8 +3,11 @@
 Without a model the suggestions are lexical and deterministic:
 
 - a comparison side no cited passage covers ("Tell me about <side>"),
+- the same question about a sibling the cited passages list beside a name the question asks
+  about, standing where it stands ("Growth accounts" → "Enterprise accounts"),
 - names the cited passages mention that the question does not (the person an answer names, the
-  product a policy applies to), cited passages first, names the answer itself says first,
+  product a policy applies to), cited passages first, names the answer itself says first; a
+  one-word name (an acronym, a weekday) only when a retrieved document or section is about it,
 - when nothing answered, the question again in the collections that may cover it (``in:``).
 
 With a model, the model proposes questions from the question, the answer and the cited passages'
@@ -76,6 +79,10 @@ def _known_name(name: str, texts: Sequence[str]) -> bool:
 _COORDINATION = re.compile(r",|;|\b(?:and|or|versus|vs)\b|/", re.IGNORECASE)
 MAX_SIBLING_QUESTION_WORDS = 14
 MAX_SIBLING_GAP = 8  # words between two names listed side by side ("Growth accounts 50 ..., and Enterprise")
+_LIST_MARKS = re.compile(
+    r"(?:\s|,|;|/|\band\b|\bor\b|\bversus\b|\bvs\b\.?)*", re.IGNORECASE
+)  # Starter, Growth or …
+TITLE_SEPARATOR = " › "  # between a document's title and its section's headings (ingest)
 
 
 def _coordinated(sentence: str, one: str, other: str) -> bool:
@@ -114,8 +121,48 @@ def _replace(pattern: re.Pattern[str], text: str, name: str) -> str:
 
 
 def _names(text: str) -> list[str]:
-    """Names per line (a name never runs across a heading and the line under it)."""
-    return [name for line in text.splitlines() for name in names_in(line)]
+    """Names per sentence of each line (a name never runs across a heading and the line under it,
+    nor across a full stop: "Growth and Enterprise. Enterprise adds …")."""
+    return [
+        name
+        for line in text.splitlines()
+        for sentence in split_sentences(line)
+        for name in names_in(sentence)
+    ]
+
+
+def _next_word(text: str, end: int) -> str:
+    """The word (or list mark: ``,`` ``;`` ``/``) right after position ``end`` of ``text``."""
+    match = re.match(r"\s*([\w'’-]+|[,;/])", text[end:])
+    return match.group(1).lower() if match else ""
+
+
+def _same_place(question: str, entity: str, sentence: str, sibling: str) -> bool:
+    """Whether ``sibling`` stands in ``sentence`` where ``entity`` stands in the question: when the
+    entity is followed by the same word in both ("Growth accounts"), the sibling is too
+    ("Enterprise accounts"; not "under Settings, API keys"); otherwise both are items of one list
+    ("Starter, Growth and Enterprise")."""
+    pattern = re.compile(rf"(?<!\w){re.escape(entity)}(?!\w)", re.IGNORECASE)
+    asked, mentioned = pattern.search(question), pattern.search(sentence)
+    listed = re.search(rf"(?<!\w){re.escape(sibling)}(?!\w)", sentence)
+    if asked is None or mentioned is None or listed is None:
+        return False
+    head = stems(_next_word(question, asked.end()))
+    if head and head == stems(_next_word(sentence, mentioned.end())):
+        return head == stems(_next_word(sentence, listed.end()))
+    between = sentence[min(mentioned.end(), listed.end()) : max(mentioned.start(), listed.start())]
+    return bool(_LIST_MARKS.fullmatch(between))
+
+
+def _subject_of_a_document(name_stems: set[str], passages: Sequence[Passage]) -> bool:
+    """Whether a retrieved passage's document or section is titled with the name ("VPN",
+    "Madonna (entertainer)"): a one-word name (an acronym, "Sundays", "UTC", "JSON") is a
+    follow-up only when Confer holds a document or section about it."""
+    return any(
+        name_stems == stems(re.sub(r"\(.*?\)", " ", part))
+        for p in passages
+        for part in p.title.split(TITLE_SEPARATOR)
+    )
 
 
 def heuristic_suggestions(
@@ -166,12 +213,15 @@ def heuristic_suggestions(
                         continue
                     if not _coordinated(sentence, entity, name):  # listed beside it: a name
                         continue
+                    if not _same_place(question, entity, sentence, name):  # of the same kind
+                        continue
                     if len(found) < limit:
                         seen.append(name_stems)
                         found.append(Suggestion(question=_replace(pattern, question, name)))
     # Names the cited passages mention that the question does not: what the answer names first.
     said = stems(" ".join(s.text for section in answer.sections for s in section.sentences))
-    background = _Background(list(answer.retrieved) or cited)
+    retrieved = list(answer.retrieved) or cited
+    background = _Background(retrieved)
     candidates: list[tuple[float, int, str]] = []
     considered: set[str] = set()
     for rank, passage in enumerate(cited):
@@ -181,6 +231,8 @@ def heuristic_suggestions(
                 continue
             considered.add(name)
             if background.holds(name_stems) or not _known_name(name, texts):
+                continue
+            if len(name.split()) == 1 and not _subject_of_a_document(name_stems, retrieved):
                 continue
             score = (2.0 if name_stems <= said else 1.0) / (1 + rank) / (1 + 0.1 * position)
             score *= 1.0 if len(name_stems) > 1 else 0.7

@@ -402,7 +402,7 @@ def build_slack_app(
         vote, question_id = parsed
         place = Place("slack", click.team, click.channel)
         desk = responder.feedback or FeedbackDesk(store=None, metrics=metrics)
-        stored = await desk.vote(question_id, vote, place=place)
+        stored = await desk.vote(question_id, vote, place=place, voter=click.user)
         if vote == "down" and stored is not None and click.trigger_id:
             view = feedback_form(vote_id=stored.id, channel=click.channel, thread_ts=click.thread_ts)
             try:

@@ -14,6 +14,7 @@ workspace is remembered as edit-only for a while (logged once, counted in
 ``confer_slack_stream_fallbacks_total``).
 """
 
+import asyncio
 import logging
 import time
 from collections import OrderedDict
@@ -303,26 +304,32 @@ class StreamedSlackThread(SlackThread):
             except RetryLaterError:
                 continue  # the budget's pause holds the next attempt back
 
-    async def finish_stream(self, state: StatusState, answer: Answer, footer: AnswerFooter) -> None:
+    async def finish_stream(
+        self, state: StatusState, answer: Answer, footer: "asyncio.Future[AnswerFooter]"
+    ) -> None:
         """The tasks' last states, the plan's summary, the answer's text and its footer: the text in
-        pieces of at most 12,000 characters, the last of them with ``chat.stopStream``."""
+        pieces of at most 12,000 characters, the last of them with ``chat.stopStream`` when the
+        footer is ready; when it is not (a model still writing suggestions), the whole text is
+        appended first and the stream stops once the footer comes."""
         pieces = split_markdown(answer_markdown(answer, self.config))
         changes = list(self._changes(state).values())
+        ready_now = footer.done()
         try:
-            for piece in pieces[:-1]:
+            for piece in pieces[:-1] if ready_now else pieces:
                 await self._append_waiting([*changes, MarkdownTextChunk(text=piece).to_dict()])
                 changes = []
-            last = [MarkdownTextChunk(text=pieces[-1]).to_dict()] if pieces else []
+            last = [MarkdownTextChunk(text=pieces[-1]).to_dict()] if ready_now and pieces else []
+            ready = await footer
             await self.gateway.call(
                 "chat.stopStream",
                 channel=self.channel,
                 ts=self.stream_ts,
                 chunks=[*changes, *last],
-                blocks=stream_footer(answer, self.config, footer),
+                blocks=stream_footer(answer, self.config, ready),
             )
         except SlackCallError as error:
             await self._break_off(error.error)
-            await self.post_answer(answer, footer)
+            await self.post_answer(answer, await footer)
             return
         self._stopped = True
 

@@ -40,6 +40,8 @@ class SlackThread:
     channel: str
     thread_ts: str
     status_ts: str | None = None
+    answer_ts: str | None = None
+    _answer_buttons: bool = True  # whether Slack took the answer's native feedback buttons
 
     async def post_status(self, state: StatusState) -> None:
         response = await post_message(
@@ -73,13 +75,32 @@ class SlackThread:
             attempts.append(plain)
         for attempt in attempts:
             try:
-                await post_message(self.gateway, self.channel, self.thread_ts, text, blocks=attempt)
-                return
+                response = await post_message(
+                    self.gateway, self.channel, self.thread_ts, text, blocks=attempt
+                )
             except SlackCallError as error:
                 if error.error not in _BLOCK_ERRORS:
                     raise
                 logger.warning("answer blocks rejected", extra={"error": error.error, "blocks": len(attempt)})
+                continue
+            self.answer_ts, self._answer_buttons = str(response.get("ts", "")), attempt is blocks
+            return
         await post_message(self.gateway, self.channel, self.thread_ts, text)
+        self.answer_ts = None  # plain text: nothing to add buttons to
+
+    async def edit_answer(self, answer: Answer, footer: AnswerFooter) -> None:
+        """The posted answer again with ``footer`` (its suggested follow-ups came later), in the
+        form Slack took it (without the native feedback buttons if it refused them)."""
+        if not self.answer_ts:
+            raise SlackCallError(method="chat.update", error="no answer message")
+        blocks, text = answer_message(answer, self.config, footer)
+        if not self._answer_buttons:
+            blocks = [b for b in blocks if b["type"] != "context_actions"]
+        budget = self.gateway.update_budget
+        await budget.acquire(self.team)
+        await self.gateway.call(
+            "chat.update", channel=self.channel, ts=self.answer_ts, text=text, blocks=blocks
+        )
 
     async def say(self, text: str) -> None:
         try:

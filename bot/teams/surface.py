@@ -58,6 +58,7 @@ class TeamsThread:
     message: TeamsMessage
     service: ResearchService
     status_id: str | None = None
+    answer_id: str | None = None
 
     async def post_status(self, state: StatusState) -> None:
         card = status_card(state, self.service.config)
@@ -76,7 +77,16 @@ class TeamsThread:
 
     async def post_answer(self, answer: Answer, footer: AnswerFooter | None = None) -> None:
         card = answer_card(answer, self.service.config, footer)
-        await self.client.reply(self.message.conversation_id, self.message.activity_id, card_activity(card))
+        self.answer_id = await self.client.reply(
+            self.message.conversation_id, self.message.activity_id, card_activity(card)
+        )
+
+    async def edit_answer(self, answer: Answer, footer: AnswerFooter) -> None:
+        """The posted answer's card again with ``footer`` (its suggested follow-ups came later)."""
+        if not self.answer_id:
+            raise ChatCallError(method="update", error="no answer message")
+        card = answer_card(answer, self.service.config, footer)
+        await self.client.update(self.message.conversation_id, self.answer_id, card_activity(card))
 
     async def say(self, text: str) -> None:
         try:
@@ -144,7 +154,7 @@ class TeamsSurface:
         if parsed.vote is not None:
             desk = self.feedback or FeedbackDesk(store=None, metrics=self.metrics)
             place = Place("teams", parsed.tenant_id or "", parsed.place)
-            stored = await desk.vote(parsed.answer_id, parsed.vote, place=place)
+            stored = await desk.vote(parsed.answer_id, parsed.vote, place=place, voter=parsed.user_id)
             thanks = messages.TEAMS_FEEDBACK_THANKS if stored is not None else messages.FEEDBACK_NOT_KEPT
             reason = next((r for r in REASONS if r == parsed.reason), None)
             if stored is not None and reason is not None:  # the 👎 form was sent with it

@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from bot import messages
 from bot.cli import main
 from tests.fakes.llm_api import FakeLLM, Reply
-from tests.integration.conftest import Harness
+from tests.integration.conftest import Harness, _harness
 from tests.integration.test_slack_conversations import POSTGRES_URL, _postgres_answers, _server
 
 THREAD = "1700000001.000100"
@@ -138,6 +139,18 @@ async def _thumbs_down_with_a_reason(harness: Harness, thread: str) -> str:
         messages.FEEDBACK_REASON_THANKS,
     )
     return str(_feedback_click(answer, "negative")["value"]).removeprefix("down:")
+
+
+async def test_a_double_click_is_one_vote(harness: Harness) -> None:
+    answer = await _ask(harness, "How long is parental leave? in:people")
+    for _ in range(2):
+        await harness.slack.act(
+            _feedback_click(answer, "positive"), thread_ts=THREAD, message_ts=_answer_ts(harness, answer)
+        )
+    await harness.fake.wait_for(lambda: len(harness.fake.ephemerals()) == 2)  # each click is thanked
+    assert harness.server.feedback is not None
+    [vote] = await harness.server.feedback.votes()
+    assert vote.vote == "up"
 
 
 async def test_thumbs_down_opens_a_form_and_its_reason_is_kept(harness: Harness) -> None:
@@ -282,3 +295,57 @@ async def test_nothing_found_offers_the_collection_that_covers_it_and_a_click_as
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
     followup = harness.fake.answers()[1]
     assert followup["thread_ts"] == THREAD and "20 weeks" in followup["text"]
+
+
+@pytest.fixture(params=["edit", "stream"])
+async def slow_model_harness(
+    request: pytest.FixtureRequest, sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Harness, str]]:
+    """A model that takes its time writing suggested follow-ups, on either Slack path."""
+    llm = await FakeLLM().start()
+    question = json.dumps({"questions": ["Can parental leave be taken in blocks?"]})
+    llm.script("suggest", Reply(content=question, delay=3.0))
+    monkeypatch.setenv("CONFER_SLACK_PROGRESS", request.param)
+    monkeypatch.setenv("LLM_BASE_URL", llm.url)
+    monkeypatch.setenv("LLM_API_KEY", "sk-test")
+    monkeypatch.setenv("LLM_MODEL", "fake-model")
+    try:
+        async for running in _harness(sample_dir, monkeypatch):
+            yield running, request.param
+    finally:
+        await llm.stop()
+
+
+def _suggestion_values(blocks: list[dict[str, Any]]) -> list[str]:
+    return [e["value"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
+
+
+async def test_a_slow_models_suggestions_are_added_after_the_answer_not_before(
+    slow_model_harness: tuple[Harness, str],
+) -> None:
+    harness, progress = slow_model_harness
+    await harness.slack.mention("How long is parental leave? in:people", ts=THREAD)
+    if progress == "stream":
+        # The answer's text is appended while the suggestions are still being written; the stream
+        # stops with them once they come.
+        await harness.fake.wait_for(lambda: bool(harness.fake.finished_streams()), within=30)
+        [stream] = harness.fake.finished_streams()
+        [stop] = harness.fake.ok_calls("chat.stopStream")
+        assert not [c for c in stop.params.get("chunks") or [] if c["type"] == "markdown_text"]
+        assert "20 weeks" in stream.text
+        assert _suggestion_values(stop.params["blocks"]) == ["Can parental leave be taken in blocks?"]
+        return
+    # Post and edit: the answer is posted with its 👍/👎 but no suggestions, then edited to add them.
+    await harness.fake.wait_for(lambda: bool(harness.fake.answers()))
+    [answer] = harness.fake.answers()
+    assert _block(answer, "context_actions") and not _suggestion_values(answer["blocks"])
+    ts = _answer_ts(harness, answer)
+
+    def edits() -> list[dict[str, Any]]:
+        return [c.params for c in harness.fake.ok_calls("chat.update") if c.params.get("ts") == ts]
+
+    await harness.fake.wait_for(lambda: bool(edits()), within=30)
+    [edit] = edits()
+    assert _suggestion_values(edit["blocks"]) == ["Can parental leave be taken in blocks?"]
+    assert _block(edit, "context_actions") == _block(answer, "context_actions")  # the same votes
+    assert edit["text"] == answer["text"]

@@ -18,6 +18,7 @@ from bot.settings import SettingsError, load_settings
 from retrieval.collections import ChannelPolicy
 from tests.fakes.backends import FaultyBackend
 from tests.fakes.bot_connector import USER_ID, ConnectorCall, FakeBotConnector
+from tests.fakes.llm_api import FakeLLM, Reply
 from tests.integration.conftest import index_samples
 
 CITATION = re.compile(r"\[(\d+)\]")
@@ -436,3 +437,37 @@ async def test_personal_chat_and_reply_chain_followups_use_the_earlier_turn(team
     await teams.post(teams.connector.message("can it be split up?", activity_id="c-2", conversation_id=chain))
     await teams.connector.wait_for(lambda: len(teams.answers()) == 4)
     assert "three blocks" in "\n".join(teams.answers()[3].texts)
+
+
+async def test_a_slow_models_suggestions_are_added_to_the_posted_card(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm = await FakeLLM().start()
+    question = json.dumps({"questions": ["Can parental leave be taken in blocks?"]})
+    llm.script("suggest", Reply(content=question, delay=3.0))
+    teams = await _start(
+        sample_dir,
+        monkeypatch,
+        CONFER_TEAMS_LOCAL="true",
+        LLM_BASE_URL=llm.url,
+        LLM_API_KEY="sk-test",
+        LLM_MODEL="fake-model",
+    )
+    try:
+        assert await teams.post(teams.connector.message("How long is parental leave? in:people")) == 202
+        await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+        [answer] = teams.answers()
+        assert answer.card is not None and not [
+            a for a in answer.card["actions"] if "confer_ask" in a.get("data", {})
+        ]
+        await teams.connector.wait_for(
+            lambda: any(u.activity_id == answer.created_id for u in teams.connector.ok("update")), within=30
+        )
+        [edit] = [u for u in teams.connector.ok("update") if u.activity_id == answer.created_id]
+        assert edit.card is not None
+        asks = [a["data"]["confer_ask"] for a in edit.card["actions"] if "confer_ask" in a.get("data", {})]
+        assert asks == ["Can parental leave be taken in blocks?"]
+        assert "20 weeks" in " ".join(edit.texts)
+    finally:
+        await _stop(teams)
+        await llm.stop()

@@ -63,8 +63,8 @@ async def test_a_vote_carries_the_answer_it_rates_across_a_restart(open_store: O
     await first.close()
 
     other = await open_store()  # another replica, or after a restart
-    up = await other.vote(question_id, "up", place=Place("slack", "T1", "C1"))
-    down = await other.vote(question_id, "down", place=Place("slack", "T1", "C1"))
+    up = await other.vote(question_id, "up", place=Place("slack", "T1", "C1"), voter="U1")
+    down = await other.vote(question_id, "down", place=Place("slack", "T1", "C1"), voter="U2")
     assert await other.explain(down.id, "outdated", "  The policy changed in May.  ")
     assert not await other.explain("no-such-vote", "wrong")
     votes = [v for v in await other.votes(since=since) if v.question_id == question_id]
@@ -73,12 +73,31 @@ async def test_a_vote_carries_the_answer_it_rates_across_a_restart(open_store: O
         ("down", "outdated", "The policy changed in May."),
     ]
     assert votes[0].id == up.id
+    assert "U1" not in up.id and "U2" not in down.id  # votes name no one
     for vote in votes:
         assert vote.answer == "Parental leave is 20 weeks [1]."
         assert vote.passage_ids == ("people:leave.md#0", "people:leave.md#1")
         assert vote.collections == ("people", "engineering")
         assert (vote.platform, vote.workspace, vote.channel) == ("slack", "T1", "C1")
     assert votes[0].as_json()["at"].endswith("+00:00")
+
+
+async def test_a_person_has_one_vote_per_answer_and_may_change_it(open_store: OpenStore) -> None:
+    store = await open_store()
+    question_id = uuid.uuid4().hex[:16]
+    place = Place("slack", "T1", "C1")
+    await store.keep_answer(_record(question_id))
+    first = await store.vote(question_id, "down", place=place, voter="U1")
+    assert await store.explain(first.id, "wrong", "Says 12 weeks.")
+    await store.vote(question_id, "down", place=place, voter="U1")  # a double click
+    again = await store.vote(question_id, "up", place=place, voter="U1")  # a change of mind
+    await store.vote(
+        question_id, "up", place=Place("slack", "T2", "C1"), voter="U1"
+    )  # another workspace's U1
+    votes = [v for v in await store.votes() if v.question_id == question_id]
+    # the old reason belonged to the 👎 it replaced; another workspace's U1 is another person
+    assert [(v.vote, v.reason, v.comment) for v in votes] == [("up", None, ""), ("up", None, "")]
+    assert again.id == first.id and len({v.id for v in votes}) == 2
 
 
 async def test_answer_records_expire_and_votes_stay(open_store: OpenStore) -> None:
@@ -89,7 +108,7 @@ async def test_answer_records_expire_and_votes_stay(open_store: OpenStore) -> No
     assert await store.answer(old) is None  # expired: never used, even before a sweep
     assert await store.sweep() >= 1
     assert (await store.answer(fresh)) is not None
-    vote = await store.vote(old, "down", place=Place("teams", "tenant", "19:abc"))
+    vote = await store.vote(old, "down", place=Place("teams", "tenant", "19:abc"), voter="29:x")
     assert (vote.answer, vote.platform, vote.channel) == ("", "teams", "19:abc")  # known by its place
     assert vote.id in {v.id for v in await store.votes()}
 
@@ -97,7 +116,7 @@ async def test_answer_records_expire_and_votes_stay(open_store: OpenStore) -> No
 async def test_votes_since_a_time_leave_older_ones_out(open_store: OpenStore) -> None:
     store = await open_store()
     question_id = uuid.uuid4().hex[:16]
-    await store.vote(question_id, "up", place=Place("slack", "T1", "C1"))
+    await store.vote(question_id, "up", place=Place("slack", "T1", "C1"), voter="U1")
     assert [v for v in await store.votes(since=time.time() + 60) if v.question_id == question_id] == []
 
 
@@ -114,7 +133,7 @@ async def test_the_desk_counts_every_click_and_survives_a_lost_store(tmp_path: P
     store = await build_feedback_store(data_dir=tmp_path, database_url=None, ttl_days=1)
     desk = FeedbackDesk(store=store, metrics=metrics)
     await store._db.execute("DROP TABLE confer_feedback_votes")  # the database breaks mid-run
-    assert await desk.vote("q1", "up", place=Place("slack", "T1", "C1")) is None
+    assert await desk.vote("q1", "up", place=Place("slack", "T1", "C1"), voter="U1") is None
     assert metrics.registry.get_sample_value("confer_feedback_total", {"vote": "up"}) == 1.0
     lost = metrics.registry.get_sample_value("confer_memory_unavailable_total", {"operation": "feedback"})
     assert lost == 1.0

@@ -58,6 +58,52 @@ def test_names_the_answer_mentions_come_first_and_the_question_names_never() -> 
     assert not any("Big Stone Gap" in q for q in questions) and len(questions) <= 3
 
 
+KEYS = _passage(
+    3,
+    "API authentication",
+    "API authentication / Key types\n"
+    "The Beacon API authenticates requests with API keys. Create keys in the dashboard under "
+    "Settings, API keys. Keys are rotated every 90 days on Sundays at 02:00 UTC over HTTP.",
+)
+PLAN_LIST = _passage(
+    4,
+    "Beacon overview",
+    "Beacon comes in three plans: Starter, Growth and Enterprise. Enterprise adds single sign-on "
+    "for every user and a named support engineer from Kestrel's Customer Success team.",
+)
+
+
+def test_a_name_in_a_path_or_another_kind_of_word_is_no_sibling() -> None:
+    answer = _answer("Create keys in the dashboard under Settings, API keys.", KEYS)
+    questions = [s.question for s in heuristic_suggestions("How do I rotate API keys?", answer)]
+    assert not any("Settings keys" in q or "Key keys" in q for q in questions), questions
+
+
+def test_one_word_names_are_offered_only_when_a_document_is_about_them() -> None:
+    answer = _answer("Keys are rotated every 90 days.", KEYS)
+    questions = [s.question for s in heuristic_suggestions("How often are keys rotated?", answer)]
+    assert not {"Tell me about Sundays", "Tell me about UTC", "Tell me about HTTP"} & set(questions)
+    assert "Tell me about Beacon API" in questions  # a name of more than one word
+    vpn = _passage(5, "Remote access › VPN", "Connect over the VPN before opening any admin tool.")
+    with_document = _answer("Keys are rotated every 90 days.", KEYS, vpn)
+    assert "Tell me about UTC" not in [
+        s.question for s in heuristic_suggestions("How often are keys rotated?", with_document)
+    ]
+    answer = _answer(
+        "Keys are rotated every 90 days.", KEYS, _passage(6, "UTC (time standard)", "UTC is ...")
+    )
+    assert "Tell me about UTC" in [
+        s.question for s in heuristic_suggestions("How often are keys rotated?", answer)
+    ]
+
+
+def test_a_name_never_runs_across_a_full_stop_and_a_list_gives_siblings() -> None:
+    answer = _answer("Beacon comes in three plans: Starter, Growth and Enterprise.", PLAN_LIST)
+    questions = [s.question for s in heuristic_suggestions("What does Growth include?", answer)]
+    assert not any("Enterprise. Enterprise" in q for q in questions), questions
+    assert questions[0] in ("What does Starter include?", "What does Enterprise include?")
+
+
 def test_a_comparison_side_nothing_cited_covers_is_offered() -> None:
     answer = _answer("Big Stone Gap was directed by Adriana Trigiani.", FILM)
     questions = [
