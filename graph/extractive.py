@@ -2,12 +2,13 @@
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
 from graph.models import Claim
 from retrieval.passages import Passage
-from retrieval.text import sentence_stems, stem, stems, terms
+from retrieval.text import sentence_analysis, stem, stems, terms
 
 MIN_WORDS = 5
 MAX_WORDS = 80
@@ -49,25 +50,38 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     A sentence scores on its own words plus, at a discount, its passage's title (which carries
     the subject a sentence may refer to as "it").
 
-    Each passage is split and stemmed once (``sentence_stems``): its sentences' stems serve both
-    the term weights and the candidates.
+    Each passage is split and stemmed once (``sentence_analysis``, cached per text): its
+    sentences' stems serve both the term weights and the candidates.
     """
-    analysed = [(passage, *sentence_stems(passage.text), stems(passage.title)) for passage in passages]
-    weights = _weights(query, [text_stems | title for _, _, text_stems, title in analysed])
+    query_stems = {stem(t) for t in terms(query)}
+    analysed = [(passage, *sentence_analysis(passage.text), stems(passage.title)) for passage in passages]
+    # The weights of ``_weights`` from the query stems each passage has (found by reading its
+    # cached stems, not by building a set of them).
+    counts: Counter[str] = Counter()
+    for _, _, text_stems, title in analysed:
+        counts.update(query_stems.intersection(text_stems).union(query_stems & title))
+    n = len(analysed) or 1
+    weights = {s: math.log(1 + n / (1 + counts[s])) + 0.1 for s in query_stems}
     total = sum(weights.values())
     if not total or not passages:
         return []
     top_score = max(p.score for p in passages) or 1.0
     # What does not change between picks is computed once per sentence: its query stems (hits),
     # its coverage, its prior (passage score and rank) and whether it is about the document itself.
-    # ``gain`` is the weight of a sentence's hits while none of them is covered yet (summed in the
-    # same order as the novelty below, so the values are the same to the last bit).
+    # ``bound`` is a sentence's value while none of its hits is covered yet, and never less than
+    # its value later: the novelty sums the same weights in the same order, some halved, and
+    # floating-point sums and products of non-negative terms are monotone. A pick skips every
+    # sentence whose bound cannot beat the best value so far, and a sentence none of whose hits is
+    # covered is worth exactly its bound. Only sentences with hits become candidates (and get a
+    # set of their stems, for the near-repeat test).
     candidates: list[tuple[str, AbstractSet[str], AbstractSet[str], float, float, bool, Passage, float]] = []
     for rank, (passage, sentences, _, title) in enumerate(analysed):
         title_stems = title & weights.keys()
         prior = 0.5 * (passage.score / top_score) + 0.5 / (1 + rank)
-        for sentence, own in _eligible(sentences):
-            hits: AbstractSet[str] = own & weights.keys()
+        for sentence, sentence_stems, length in sentences:
+            if not MIN_WORDS <= length <= MAX_WORDS:
+                continue
+            hits: AbstractSet[str] = query_stems.intersection(sentence_stems)
             if not hits:
                 continue
             if is_heading(sentence, passage.title):
@@ -77,20 +91,27 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
             ) / total
             meta = _ABOUT_THE_DOCUMENT.match(sentence) is not None
             gain = sum(weights[s] * 1.0 for s in hits)
-            candidates.append((sentence, own, hits, coverage, prior, meta, passage, gain))
+            bound = 0.6 * (gain / total) + 0.15 * coverage + 0.25 * prior
+            if meta:
+                bound *= META_PENALTY
+            candidates.append(
+                (sentence, frozenset(sentence_stems), hits, coverage, prior, meta, passage, bound)
+            )
     chosen: list[Claim] = []
     covered: set[str] = set()
     first_value = 0.0
     while candidates and len(chosen) < limit:
         best_index, best_value, best_coverage = -1, 0.0, 0.0
-        for index, (_, _, hits, coverage, prior, meta, _, gain) in enumerate(candidates):
+        for index, (_, _, hits, coverage, prior, meta, _, bound) in enumerate(candidates):
+            if bound <= best_value:
+                continue  # its value is at most its bound: it cannot be the best
             if covered and not covered.isdisjoint(hits):
                 novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
+                value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
+                if meta:
+                    value *= META_PENALTY
             else:
-                novelty = gain / total
-            value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
-            if meta:
-                value *= META_PENALTY
+                value = bound
             if value > best_value:
                 best_index, best_value, best_coverage = index, value, coverage
         if best_index < 0 or best_value < 0.5 * first_value:
@@ -102,12 +123,3 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
         # Near-repeats of a chosen sentence are never chosen: they leave the candidates at once.
         candidates = [c for c in candidates if jaccard(c[1], own) < REDUNDANCY]
     return chosen
-
-
-def _eligible(
-    sentences: Iterable[tuple[str, AbstractSet[str]]],
-) -> Iterable[tuple[str, AbstractSet[str]]]:
-    for sentence, own in sentences:
-        count = len(sentence.split())
-        if MIN_WORDS <= count <= MAX_WORDS:
-            yield sentence, own

@@ -11,13 +11,14 @@ carries enough of the key terms; otherwise Confer says plainly that it found not
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from graph.question import AnswerType, expected_answer, key_entities, key_terms
-from retrieval.language import DEFAULT_LANGUAGE, FUNCTION_WORDS, detect_language, stem_in, stems_in
+from retrieval.language import DEFAULT_LANGUAGE, FUNCTION_WORDS, detect_language, stem_in, stem_tuple_in
 from retrieval.passages import Passage
-from retrieval.text import STOPWORDS, words
+from retrieval.text import STOPWORDS, tokens, words
 
 # The best sentence must carry at least this share of the question's key-term weight (its own
 # words, plus its passage title at half weight) for the evidence to count as answering.
@@ -55,9 +56,16 @@ class QuestionFocus:
     language: str = DEFAULT_LANGUAGE  # the question's; its stemmer is used on both sides
     asks: AnswerType = "any"  # what the question asks for (English questions only)
     question_words: frozenset[str] = frozenset()  # the question's own words (lower case)
+    # The stems of each text this question's synthesis reads (a sentence is read by several
+    # checks): computed once per text and question, shared read-only.
+    _stems: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
-    def stems(self, text: str) -> set[str]:
-        return stems_in(text, self.language)
+    def stems(self, text: str) -> frozenset[str]:
+        """The stems of the text's content words in the question's language (``stems_in``)."""
+        found = self._stems.get(text)
+        if found is None:
+            found = self._stems[text] = frozenset(stem_tuple_in(text, self.language))
+        return found
 
     @property
     def total(self) -> float:
@@ -76,10 +84,15 @@ def focus_of(question: str, passages: Sequence[Passage], *, extra: Iterable[str]
     function_words = FUNCTION_WORDS.get(language, frozenset())
     key = {stem_in(t, language) for t in key_terms(question) if t not in function_words} - skip
     # A passage's parts are analysed apart (cached per text, so each is read once per question);
-    # the union is what the joined text gives: no word spans the two.
-    pool = [stems_in(p.text, language) | stems_in(p.title, language) for p in passages]
-    n = len(pool) or 1
-    weights = {s: math.log(1 + n / (1 + sum(1 for ps in pool if s in ps))) + 0.1 for s in key}
+    # the union is what the joined text gives: no word spans the two. Only the key stems are
+    # looked up in each part's stems: how many passages have each is all the weights need.
+    having: Counter[str] = Counter()
+    for p in passages:
+        found = key.intersection(stem_tuple_in(p.text, language))
+        found.update(key.intersection(stem_tuple_in(p.title, language)))
+        having.update(found)
+    n = len(passages) or 1
+    weights = {s: math.log(1 + n / (1 + having[s])) + 0.1 for s in key}
     entities = []
     for entity in key_entities(question, language=language):
         content = tuple(w for w in words(entity) if stem_in(w, language) not in skip)
@@ -145,11 +158,13 @@ def _spelled_apart(word: str, text_words: set[str]) -> bool:
     return bool(head) and head != word and head in text_words and word[len(head) :] in text_words
 
 
-def entity_share(focus: QuestionFocus, text: str) -> float:
-    """Share of the question's key entities named in the text (1.0 when it names none)."""
+def entity_share(focus: QuestionFocus, text: str, *more: str) -> float:
+    """Share of the question's key entities named in the text, or in the texts together (1.0
+    when it names none). ``entity_share(f, a, b)`` is ``entity_share(f, a + " " + b)`` without
+    reading the joined text anew: no word spans the space."""
     if not focus.entities:
         return 1.0
-    present = set(words(text))
+    present = set(tokens(text)).union(*(tokens(t) for t in more))
     return sum(names_entity(e, present) for e in focus.entities) / len(focus.entities)
 
 
@@ -230,15 +245,18 @@ def assess_coverage(
         return Coverage(found=bool(best), best_coverage=1.0 if best else 0.0)
     if not best:
         return Coverage(found=False)
-    evidence_words = [_words_of(p) for _, p in best]
+    # Passages' words are read only when the question names entities to look for in them.
+    evidence_words = [_words_of(p) for _, p in best] if focus.entities else []
     missing_entities = tuple(
         " ".join(e) for e in focus.entities if not any(names_entity(e, ws) for ws in evidence_words)
     )
-    everywhere = (
-        set().union(*(focus.stems(p.title) | focus.stems(p.text) for p in retrieved)) if retrieved else set()
-    )
+    # Which key stems some retrieved passage has (the passages' other stems are not needed).
+    everywhere: set[str] = set()
+    for p in retrieved:
+        everywhere.update(focus.weights.keys() & stem_tuple_in(p.title, focus.language))
+        everywhere.update(focus.weights.keys() & stem_tuple_in(p.text, focus.language))
     total = focus.total or 1.0
-    retrieved_words = [_words_of(p) for p in retrieved]
+    retrieved_words = [_words_of(p) for p in retrieved] if focus.entities else []
     unnamed = tuple(
         " ".join(e) for e in focus.entities if not any(names_entity(e, ws) for ws in retrieved_words)
     )
@@ -275,4 +293,4 @@ def assess_coverage(
 
 def _words_of(passage: Passage) -> set[str]:
     """The words of a passage's title and text (each part's words are cached per text)."""
-    return set(words(passage.title)) | set(words(passage.text))
+    return set(tokens(passage.title)).union(tokens(passage.text))

@@ -4,9 +4,9 @@ citation checked against the passages retrieved in this run."""
 
 import logging
 import math
-import re
 import time
 from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from graph.citations import best_quote, check, is_supported, split_cited
@@ -214,7 +214,7 @@ def _earns_place(focus: QuestionFocus, sentence: str, passage: Passage) -> bool:
     hits = focus.stems(sentence) & focus.weights.keys()
     if len(hits) >= min(2, len(focus.weights)):
         return True
-    return bool(focus.entities) and entity_share(focus, sentence + " " + passage.title) > 0
+    return bool(focus.entities) and entity_share(focus, sentence, passage.title) > 0
 
 
 def _opens(sentence: str, passage: Passage) -> bool:
@@ -225,13 +225,12 @@ def _opens(sentence: str, passage: Passage) -> bool:
 
 
 def _ranked_claims(
-    plan: Plan, findings: Sequence[Finding], *, from_passages: bool = False
+    plan: Plan, findings: Sequence[Finding], pool: Sequence[Passage], *, from_passages: bool = False
 ) -> tuple[list[tuple[float, Claim, str, Passage]], QuestionFocus]:
     """Claims with one score comparable across collections: how well the sentence answers the
     question (key-term coverage weighted by rarity, the question's entities named), plus a little
     of the cited passage's raw retrieval score relative to the best passage of the whole run.
-    Sentences that do not bear on the question are left out."""
-    pool = merge_passages(findings)
+    Sentences that do not bear on the question are left out. ``pool`` is ``merge_passages(findings)``."""
     by_id = {p.id: p for p in pool}
     focus = focus_of(question_of(plan), pool, extra=[t.collection for t in plan.tasks])
     top = max((p.score for p in pool), default=0.0) or 1.0
@@ -260,7 +259,7 @@ def _ranked_claims(
                 if not hop and not bears_on(focus, claim.text, passage.title):
                     continue
                 relevance = 0.75 * term_coverage(focus, claim.text, passage.title) + 0.25 * entity_share(
-                    focus, claim.text + " " + passage.title
+                    focus, claim.text, passage.title
                 )
             lead = LEAD_BONUS if _opens(claim.text, passage) else 0.0
             offers = ANSWER_BONUS if not blind and offers_answer(focus, claim.text) else 0.0
@@ -279,7 +278,7 @@ def _ranked_claims(
     return scored, focus
 
 
-def _about_side(side: set[str], present: set[str]) -> bool:
+def _about_side(side: AbstractSet[str], present: AbstractSet[str]) -> bool:
     """A sentence (with its title) is about one side of a comparison when it names most of it."""
     return len(side & present) >= max(1, math.ceil(SIDE_SHARE * len(side)))
 
@@ -289,7 +288,8 @@ def choose_claims(
 ) -> Selection:
     """The claims worth saying, best first: no near-duplicates, none far below the best, and for
     a comparison the best claim about each side (or, without named sides, of each collection)."""
-    ranked, focus = _ranked_claims(plan, findings, from_passages=from_passages)
+    merged = merge_passages(findings)  # ranked once, read by every step below
+    ranked, focus = _ranked_claims(plan, findings, merged, from_passages=from_passages)
     if not ranked:
         return Selection(claims=[], coverage=Coverage(found=False), closest=[])
     floor = RELEVANCE_FLOOR * ranked[0][0]
@@ -300,7 +300,7 @@ def choose_claims(
     must_collections = (
         {c for _, _, c, _ in ranked} if plan.kind == "comparative" and not side_words else set()
     )
-    must_sides: list[set[str]] = [w for w in side_words if w]
+    must_sides: list[frozenset[str]] = [w for w in side_words if w]
     covered: set[str] = set()
     for score, claim, collection, passage in _by_novelty(focus, ranked, covered, limits.answer_sentences):
         own = stems(claim.text)
@@ -312,7 +312,7 @@ def choose_claims(
                 kept[duplicate][1],
             )
             continue
-        present = focus.stems(claim.text + " " + passage.title)
+        present = focus.stems(claim.text) | focus.stems(passage.title)  # no word spans the join
         side = next((w for w in must_sides if _about_side(w, present)), None)
         needed = side is not None or (
             collection in must_collections and all(c != collection for _, c in kept)
@@ -325,14 +325,14 @@ def choose_claims(
         kept_passages.append(passage)
         kept_stems.append(own)
         covered |= focus.stems(claim.text) & focus.weights.keys()
-    linked = merge_passages(findings)[:PASSAGES_READ] if plan.kind != "comparative" else ()
+    linked = merged[:PASSAGES_READ] if plan.kind != "comparative" else ()
     _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
-    coverage = assess_coverage(focus, best, merge_passages(findings), comparison=plan.kind == "comparative")
+    coverage = assess_coverage(focus, best, merged, comparison=plan.kind == "comparative")
     if plan.kind != "comparative":
         if coverage.found and _hop_missing(focus, findings, best, coverage):
             coverage = replace(coverage, found=False, hop_missing=True)
-        elif not coverage.found and _both_hops(focus, merge_passages(findings)[:PASSAGES_READ], coverage):
+        elif not coverage.found and _both_hops(focus, merged[:PASSAGES_READ], coverage):
             coverage = replace(coverage, found=True)
     if coverage.found:
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
@@ -400,7 +400,26 @@ def _both_hops(focus: QuestionFocus, best: Sequence[Passage], coverage: Coverage
 
 
 def _names(text: str, name: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
+    return _mentions(text.lower(), name.lower())
+
+
+def _mentions(text: str, name: str) -> bool:
+    r"""Whether ``name`` occurs in ``text`` with no word character right before or after it (as
+    the pattern ``(?<!\w)name(?!\w)`` finds it, without compiling a pattern per name: the names
+    are passage titles, new with every question)."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (start == 0 or not _word_character(text[start - 1])) and (
+            end == len(text) or not _word_character(text[end])
+        ):
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _word_character(character: str) -> bool:
+    return character.isalnum() or character == "_"  # what ``\w`` matches
 
 
 def _by_novelty(
@@ -471,14 +490,14 @@ def _add_followed(
     for entity, about in targets:
         if about is not None and added >= MAX_HOPS:
             break
-        pattern = re.compile(rf"(?<!\w){re.escape(entity.lower())}(?!\w)")
+        name = entity.lower()
         named = next(
             (
                 i
                 for i, ((c, _), p) in enumerate(zip(kept, kept_passages, strict=True))
                 if c.text in original
                 and (about is None or p.id != about.id)  # a passage naming its own subject is no hop
-                and pattern.search(c.text.lower())
+                and _mentions(c.text.lower(), name)
             ),
             None,
         )
@@ -507,7 +526,7 @@ def _add_followed(
 
 
 def _completing(
-    focus: QuestionFocus, ranked: Sequence[tuple[float, Claim, str, Passage]], covered: set[str]
+    focus: QuestionFocus, ranked: Sequence[tuple[float, Claim, str, Passage]], covered: AbstractSet[str]
 ) -> tuple[float, Claim, str, Passage] | None:
     """The claim carrying most of the key terms not yet ``covered`` (and, as a tie-breaker, what
     the question asks for); none when no claim carries any of them."""

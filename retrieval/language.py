@@ -5,12 +5,14 @@ carry several of them ("Wie lange dauert die Elternzeit?"), and the count is det
 costs microseconds. Text with no clear majority is taken as English.
 """
 
+from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
 import snowballstemmer
 
-from retrieval.text import STOPWORDS, TEXT_CACHE_SIZE, words
+from retrieval.text import STEM_TABLE_SIZE, STOPWORDS, TEXT_CACHE_SIZE, is_term, tokens, words
 
 DEFAULT_LANGUAGE = "en"
 
@@ -74,15 +76,29 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
 
 def detect_language(text: str) -> str:
     """ISO 639-1 code of the language whose function words the text uses most; English on a tie
-    or when it uses none."""
-    tokens = words(text)
-    if not tokens:
+    or when it uses none. (Cached: one question's text is read by several steps.)"""
+    return _detect_language(text)
+
+
+@lru_cache(maxsize=256)
+def _detect_language(text: str) -> str:
+    found = tokens(text)
+    if not found:
         return DEFAULT_LANGUAGE
-    counts = {lang: sum(1 for t in tokens if t in vocabulary) for lang, vocabulary in FUNCTION_WORDS.items()}
+    # Each word counted once, then the counts of each language's function words summed, reading
+    # whichever of the two is shorter (the same counts as a pass over the text per language).
+    frequency = Counter(found)
+    counts = {lang: _uses(frequency, vocabulary) for lang, vocabulary in FUNCTION_WORDS.items()}
     best = max(counts, key=lambda lang: (counts[lang], lang == DEFAULT_LANGUAGE))
     if counts[best] == 0 or counts[best] <= counts[DEFAULT_LANGUAGE]:
         return DEFAULT_LANGUAGE
     return best
+
+
+def _uses(frequency: Counter[str], vocabulary: frozenset[str]) -> int:
+    if len(frequency) < len(vocabulary):
+        return sum(n for word, n in frequency.items() if word in vocabulary)
+    return sum(frequency[word] for word in vocabulary if word in frequency)
 
 
 def language_name(code: str) -> str:
@@ -120,9 +136,40 @@ def stems_in(text: str, language: str = DEFAULT_LANGUAGE) -> set[str]:
     return set(_stems_in(text, language))
 
 
+# Per language, each word's Snowball stem, or "" for a word that is no content word in it (as
+# ``retrieval.text`` keeps its light stems): a text's stems are one pass through the table, and the
+# words it has not met yet are stemmed in one batch call. Bounded by emptying a table when full.
+_STEM_TABLES: dict[str, dict[str, str]] = {}
+
+
+def content_stems(text_words: Sequence[str], language: str = DEFAULT_LANGUAGE) -> set[str]:
+    """The Snowball stems of the content words among ``text_words`` (lower-case words, as
+    ``retrieval.text.words`` gives them): ``stems_in`` for text already split into words."""
+    table = _STEM_TABLES.setdefault(language, {})
+    try:
+        found = set(map(table.__getitem__, text_words))
+    except KeyError:
+        if len(table) > STEM_TABLE_SIZE:
+            table.clear()
+        function_words = FUNCTION_WORDS.get(language, frozenset())
+        missing = set(text_words).difference(table)
+        content = [w for w in missing if is_term(w) and w not in function_words]
+        table.update(dict.fromkeys(missing, ""))
+        stemmed = _stemmer(language).stemWords(content)
+        table.update((w, w if w.isdigit() else s) for w, s in zip(content, stemmed, strict=True))
+        found = set(map(table.__getitem__, text_words))
+    found.discard("")
+    return found
+
+
+def stem_tuple_in(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, ...]:
+    """``stems_in(text, language)`` as the cached tuple itself (for reading, without a copy)."""
+    return _stems_in(text, language)
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _stems_in(text: str, language: str) -> tuple[str, ...]:
-    return tuple({stem_in(w, language) for w in content_words(text, language)})
+    return tuple(content_stems(tokens(text), language))
 
 
 MIN_PREFIX = 4
@@ -139,5 +186,7 @@ def foreign_stems(query: str) -> list[str]:
 
 
 def forget_texts() -> None:
-    """Empty the per-text Snowball cache (the per-word stems stay); see ``retrieval.text.forget_texts``."""
+    """Empty the per-text caches (Snowball stems, detected languages; the per-word stems stay);
+    see ``retrieval.text.forget_texts``."""
     _stems_in.cache_clear()
+    _detect_language.cache_clear()

@@ -352,3 +352,25 @@ def test_once_a_sentence_names_the_question_entities_the_next_brings_the_rest_of
     texts = [sentence.text for section in answer.sections for sentence in section.sentences]
     introduced = next(i for i, t in enumerate(texts) if t.startswith("Introduced in the second season"))
     assert introduced <= 1, texts
+
+
+def test_a_name_is_found_only_as_whole_words() -> None:
+    # A kept sentence leads to another passage when it names that passage's subject as whole
+    # words (case aside), read as the pattern (?<!\w)name(?!\w) reads it.
+    import random
+    import re
+
+    from graph.synthesis import _names
+
+    assert _names("He is the brother of Bill Murray, an actor.", "bill murray")
+    assert _names("Murray", "Murray")
+    assert not _names("He played at Murrayfield.", "Murray")
+    assert not _names("the_Murray show", "Murray")
+    assert _names("aa a", "a")  # the second occurrence stands alone
+    rng = random.Random(5)
+    alphabet = "ab _.é1"
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        name = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3)))
+        expected = re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
+        assert _names(text, name) == expected, (text, name)

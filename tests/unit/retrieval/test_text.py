@@ -60,3 +60,37 @@ def test_cached_text_work_hands_every_caller_its_own_copy() -> None:
     assert "injected" not in stems_in(text, "de")
     assert split_sentences(text) == ["Parental leave lasts sixteen weeks for every employee."]
     assert stems(text) == {"parental", "leave", "last", "sixteen", "week", "every", "employee"}
+
+
+def test_words_read_ascii_text_as_the_word_pattern_does() -> None:
+    # ASCII text without apostrophes is split without the regular expression: it must give the
+    # very words the pattern gives (letters and digits; underscores and punctuation separate).
+    import random
+    import re
+
+    from retrieval.text import words
+
+    pattern = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+    rng = random.Random(3)
+    alphabet = 'aZ9_ .,;:-!?()[]"/\\\t\n\x1c\x7f#'
+    texts = ["Foo_bar baz-qux 3.5 SEV-1", "under_score_ end_", "tab\tsep\x1cx", "", "  "]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    for text in texts:
+        assert words(text) == pattern.findall(text.lower()), text
+    assert words("Foo_bar baz-qux 3.5 SEV-1") == ["foo", "bar", "baz", "qux", "3", "5", "sev", "1"]
+    assert words("It's Dana’s café") == ["its", "danas", "café"]
+
+
+def test_stems_of_a_text_are_the_stems_of_its_words() -> None:
+    # Texts' stems are read through per-word tables filled in batches: whatever the order texts
+    # come in, a text's stems are its content words' stems, word by word.
+    from retrieval.language import content_words, stem_in, stems_in
+    from retrieval.text import STOPWORDS, stems, words
+
+    texts = [path.read_text() for path in sorted(Path(__file__).parents[3].glob("samples/*/*.md"))]
+    texts += ["Die Elternzeit dauert 36 Monate.", "I a 7 x of the policies reviewed", "Ça coûte 12 €."]
+    for text in [*texts, *reversed(texts)]:
+        expected = {stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+        assert stems(text) == expected
+        for language in ("en", "de", "fr"):
+            assert stems_in(text, language) == {stem_in(w, language) for w in content_words(text, language)}
