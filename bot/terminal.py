@@ -100,7 +100,8 @@ def _status_text(event: BranchFinished) -> Text:
 def render_answer(answer: Answer, config: CollectionsConfig, seconds: float) -> RenderableType:
     parts: list[RenderableType] = [Text()]
     if not answer.found:
-        parts.append(Text(no_answer_text(answer, config)))
+        gap = "\n" if answer.citations else ""  # a blank line before the closest find's Sources
+        parts.append(Text(no_answer_text(answer, config) + gap))
     for title, text in answer_paragraphs(answer, config):
         parts.append(Text.assemble((title, "bold cyan"), "\n", text, "\n") if title else Text(text + "\n"))
     failed = failed_collections(answer, config)

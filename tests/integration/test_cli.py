@@ -56,6 +56,21 @@ def test_ask_shows_progress_then_the_answer_and_sources(kb: Path, capsys: pytest
     assert "Sources" in out and "[1]" in out and "production-access.md" in out
 
 
+def test_a_not_found_reply_reads_as_a_paragraph_then_its_closest_source(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["index"])
+    capsys.readouterr()
+    assert main(["ask", "Who is the CEO of Kestrel Systems?"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"found nothing that answers this\. The closest I found[^\n]*\n\nSources\n\[1\]", out), (
+        out
+    )
+    assert main(["ask", "in:security how many weeks of parental leave?"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"ask again with in:people\.\n\n[\d.]+ s · 1 collection", out), out
+
+
 def test_collections_lists_counts(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["collections"]) == 0
     assert "not indexed" in capsys.readouterr().out
