@@ -32,6 +32,8 @@ _OPPOSITES = {"older": "younger", "younger": "older", "before": "after", "after"
               "greater": "smaller", "longer": "shorter", "shorter": "longer", "less": "more"}  # fmt: skip
 _NATIONALITIES = ("American", "British", "French", "German", "Spanish", "Dutch", "Italian", "Canadian")
 _NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
+_CAPITALISED = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*")
+_ONE_LIST = re.compile(r"(?:\s|,|;|/|&|\band\b|\bor\b)*")
 
 
 @dataclass(frozen=True)
@@ -103,11 +105,21 @@ def _flip_comparative(sentence: str) -> str | None:
 
 
 def _swap_roles(sentence: str) -> str | None:
-    found = list(dict.fromkeys(m.group() for m in _NAME.finditer(sentence)))
-    if len(found) < 2:
-        return None
-    a, b = found[0], found[1]
-    return sentence.replace(a, "\0").replace(b, a).replace("\0", b)
+    """Two names in different roles exchanged, each where the other stood ("Smith succeeded Jones"
+    → "Jones succeeded Smith"). Names side by side in one list share a role ("Smith and Jones
+    founded it" says the same either way), and a name is never changed inside a longer one."""
+    first: dict[str, tuple[int, int]] = {}
+    for match in _NAME.finditer(sentence):
+        first.setdefault(match.group(), match.span())
+    names = list(first.items())
+    for i, (a, (a_start, a_end)) in enumerate(names):
+        for b, (b_start, b_end) in names[i + 1 :]:
+            if a in b or b in a or b_start < a_end:
+                continue
+            if _ONE_LIST.fullmatch(_CAPITALISED.sub("", sentence[a_end:b_start])):
+                continue  # items of one list
+            return sentence[:a_start] + b + sentence[a_end:b_start] + a + sentence[b_end:]
+    return None
 
 
 def mutate(sentence: str, kind: Kind, names: Sequence[str] = ()) -> str | None:

@@ -88,7 +88,9 @@ def test_mutations_change_one_thing() -> None:
     assert mutate("He was an American actor.", "name") == "He was an British actor."
     assert mutate("He was an actor.", "quantifier") == "He was the only actor."
     assert mutate("She is older than him.", "comparative") == "She is younger than him."
-    assert mutate("She met Tom and Anna.", "roles") == "She met Anna and Tom."
+    assert mutate("She said that Tom hired Anna.", "roles") == "She said that Anna hired Tom."
+    assert mutate("She met Tom and Anna.", "roles") is None  # one list: the same role either way
+    assert mutate("The fans of Rugby watched the Rugby World Cup.", "roles") is None  # one inside another
     assert mutate("Plain words here.", "negation") is None
 
 

@@ -84,7 +84,8 @@ def test_roles_the_suites_swap_is_caught_unless_it_only_reorders_a_list() -> Non
     assert swapped == "The award went to Tom Hale, the niece of Ann Lee, in 2001."
     assert check(swapped, [sentence]) == "roles"
     listed = "The award went to Ann Lee and Tom Hale in 2001."
-    assert check(mutate(listed, "roles") or "", [listed]) is None
+    assert mutate(listed, "roles") is None  # the suite no longer counts a reordered list as a swap
+    assert check("The award went to Tom Hale and Ann Lee in 2001.", [listed]) is None
 
 
 def test_roles_a_list_of_agents_keeps_its_roles_in_either_voice() -> None:
