@@ -2,16 +2,14 @@
 
 The same shape as Confer's research graph (plan, one ``Send`` per collection to a research node
 that writes two progress events and appends a finding through an ``operator.add`` reducer, reflect,
-synthesize), run the way ``graph.runner`` runs it (``ainvoke`` in a task, progress events put on a
-queue the caller drains), with nodes that do no work: what is left is LangGraph's scheduling and
-state machinery. This module imports LangGraph directly: it measures the library, not Confer."""
+synthesize), streamed the way ``graph.runner`` streams it (``custom`` and ``values``), with nodes
+that do no work: what is left is LangGraph's scheduling, state and stream machinery. This module
+imports LangGraph directly: it measures the library, not Confer."""
 
 import asyncio
 import operator
 import statistics
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -31,13 +29,8 @@ class _Task(TypedDict):
     collection: str
 
 
-@dataclass(frozen=True)
-class _Context:
-    emit: Callable[[Any], None]
-
-
-async def _plan(state: _State, runtime: Runtime[_Context]) -> dict[str, Any]:
-    runtime.context.emit({"event": "plan"})
+async def _plan(state: _State, runtime: Runtime[None]) -> dict[str, Any]:
+    runtime.stream_writer({"event": "plan"})
     return {}
 
 
@@ -45,10 +38,10 @@ async def _dispatch(state: _State) -> list[Send]:
     return [Send("research", _Task(collection=f"c{i}")) for i in range(state["collections"])]
 
 
-async def _research(state: _Task, runtime: Runtime[_Context]) -> dict[str, Any]:
-    runtime.context.emit({"event": "started", "collection": state["collection"]})
+async def _research(state: _Task, runtime: Runtime[None]) -> dict[str, Any]:
+    runtime.stream_writer({"event": "started", "collection": state["collection"]})
     await asyncio.sleep(0)  # a branch awaits its search
-    runtime.context.emit({"event": "finished", "collection": state["collection"]})
+    runtime.stream_writer({"event": "finished", "collection": state["collection"]})
     return {"findings": [state]}
 
 
@@ -60,8 +53,8 @@ async def _synthesize(state: _State) -> dict[str, Any]:
     return {"answer": f"{len(state['findings'])} findings"}
 
 
-def _floor_graph() -> CompiledStateGraph[_State, _Context, _State, _State]:
-    builder = StateGraph(_State, context_schema=_Context)
+def _floor_graph() -> CompiledStateGraph[_State, None, _State, _State]:
+    builder = StateGraph(_State)
     builder.add_node("plan", _plan)
     builder.add_node("research", _research)
     builder.add_node("reflect", _reflect)
@@ -74,25 +67,16 @@ def _floor_graph() -> CompiledStateGraph[_State, _Context, _State, _State]:
     return builder.compile()
 
 
-async def _run_once(graph: CompiledStateGraph[_State, _Context, _State, _State], collections: int) -> None:
-    """One question's run, events drained as ``graph.runner.stream_research`` drains them."""
-    events: asyncio.Queue[Any] = asyncio.Queue()
-    run = asyncio.ensure_future(
-        graph.ainvoke({"question": "q", "collections": collections}, context=_Context(events.put_nowait))
-    )
-    run.add_done_callback(lambda _: events.put_nowait(None))
-    while await events.get() is not None:
-        pass
-    await run
-
-
 async def measure_graph_floor(collections: int, runs: int) -> float:
     """Median CPU milliseconds of one run of the do-nothing graph with ``collections`` branches."""
     graph = _floor_graph()
     cpu: list[float] = []
     for run in range(runs + 1):
         started = time.process_time()
-        await _run_once(graph, collections)
+        async for _ in graph.astream(
+            {"question": "q", "collections": collections}, stream_mode=["custom", "values"]
+        ):
+            pass
         if run:  # the first run pays one-off work
             cpu.append(time.process_time() - started)
     return round(1000 * statistics.median(cpu), 2)

@@ -1,10 +1,8 @@
 """Runtime dependencies of the graph: they travel in LangGraph's context, never in state."""
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from graph.events import ProgressEvent
 from graph.llm import ChatModel
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection
@@ -24,10 +22,6 @@ class ResearchLimits:
     follow_ups: int = 3  # follow-up branches per round at most
 
 
-def ignore_event(event: ProgressEvent) -> None:
-    """Where progress goes when nobody listens."""
-
-
 @dataclass(frozen=True)
 class GraphContext:
     backend: SearchBackend
@@ -35,11 +29,6 @@ class GraphContext:
     limits: ResearchLimits = field(default_factory=ResearchLimits)
     llm: ChatModel | None = None
     deadline: float | None = None  # time.monotonic() by which the whole question must be answered
-    # Where nodes write progress events; ``stream_research`` points it at its queue for each run.
-    # Nodes run on the event loop, so an event needs no thread hop: LangGraph's ``custom`` stream
-    # writer is thread-safe, one ``call_soon_threadsafe`` (a self-pipe write and a loop wake-up)
-    # per event, plus a waiter task each time the stream wakes.
-    emit: Callable[[ProgressEvent], None] = ignore_event
 
     def budget(self, limit: float, *, reserve: float = 0.0) -> float:
         """``limit`` seconds, or less if the question's deadline (minus ``reserve``) comes first."""

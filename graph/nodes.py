@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 
 from langgraph.runtime import Runtime
-from langgraph.types import Send
+from langgraph.types import Send, StreamWriter
 
 from graph.context import GraphContext
 from graph.drafting import draft_with_llm
@@ -72,7 +72,7 @@ async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str
     result = plan_research(question, kind, context.collections, scores, context.limits)
     if context.llm is not None and result.tasks:
         result = await _plan_with_model(context, context.llm, question, result, runtime)
-    runtime.context.emit(
+    runtime.stream_writer(
         PlanReady(
             kind=result.kind,
             routing=result.routing,
@@ -100,11 +100,11 @@ async def _plan_with_model(
             ),
         )
     except LLMError as exc:
-        runtime.context.emit(LLMFallback(stage="plan", reason=exc.reason))
+        runtime.stream_writer(LLMFallback(stage="plan", reason=exc.reason))
         return heuristic
     planned = plan_from_model(output, question, heuristic, context.collections, context.limits)
     if planned is None:
-        runtime.context.emit(LLMFallback(stage="plan", reason="no usable collections"))
+        runtime.stream_writer(LLMFallback(stage="plan", reason="no usable collections"))
         return heuristic
     return planned
 
@@ -152,7 +152,9 @@ async def _gather(
     return list(best.values()), rankings
 
 
-async def investigate(context: GraphContext, task: ResearchTask, deadline: float) -> Finding:
+async def investigate(
+    context: GraphContext, task: ResearchTask, deadline: float, writer: StreamWriter
+) -> Finding:
     """Retrieve, broaden once if nothing came back, then draft claims (with the model if there
     is one; extractively if not, or if the model fails)."""
     passages, rankings = await _gather(context, task, broad=False)
@@ -182,13 +184,11 @@ async def investigate(context: GraphContext, task: ResearchTask, deadline: float
         except LLMError as exc:
             if exc.reason == "timeout":
                 raise TimeoutError from None  # the model ran past the branch's budget
-            context.emit(LLMFallback(stage="draft", reason=exc.reason, collection=task.collection))
+            writer(LLMFallback(stage="draft", reason=exc.reason, collection=task.collection))
         else:
             dropped = len(drop_reasons)
             if not claims and dropped:
-                context.emit(
-                    LLMFallback(stage="draft", reason="no verified claims", collection=task.collection)
-                )
+                writer(LLMFallback(stage="draft", reason="no verified claims", collection=task.collection))
                 claims, dropped, drop_reasons = None, 0, ()
     if claims is None:
         # A follow-up's sentences must still answer the question, now about its entity too.
@@ -211,13 +211,13 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
     collection cannot sink the answer."""
     task = state
     context = runtime.context
-    runtime.context.emit(BranchStarted(collection=task.collection, round=task.round, entity=task.entity))
+    runtime.stream_writer(BranchStarted(collection=task.collection, round=task.round, entity=task.entity))
     started = time.monotonic()
     reserve = 2.0 if context.llm is not None else 0.2  # room left for synthesis
     budget = context.budget(context.limits.branch_timeout, reserve=reserve)
     try:
         async with asyncio.timeout(budget):
-            finding = await investigate(context, task, started + budget)
+            finding = await investigate(context, task, started + budget, runtime.stream_writer)
     except TimeoutError:
         finding = Finding(collection=task.collection, status="timeout", reason="time budget exceeded")
     except CollectionNotIndexedError:
@@ -237,7 +237,7 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
     finding = finding.model_copy(
         update={"seconds": seconds, "round": task.round, "entity": task.entity, "origin": task.origin}
     )
-    runtime.context.emit(
+    runtime.stream_writer(
         BranchFinished(
             collection=finding.collection,
             status=finding.status,
@@ -323,11 +323,11 @@ async def _propose_with_model(
             ),
         )
     except LLMError as exc:
-        runtime.context.emit(LLMFallback(stage="reflect", reason=exc.reason))
+        runtime.stream_writer(LLMFallback(stage="reflect", reason=exc.reason))
         return None
     proposals = validate_proposals(output, candidates, sources, fallback_origin, context.limits.follow_ups)
     if proposals is None:
-        runtime.context.emit(LLMFallback(stage="reflect", reason="no usable follow-ups"))
+        runtime.stream_writer(LLMFallback(stage="reflect", reason="no usable follow-ups"))
         return None
     return [(p.lead, p.collection) for p in proposals]
 
@@ -389,7 +389,7 @@ async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[
         if (lead.entity.lower(), collection) not in searched
     )
     if follow_ups:
-        runtime.context.emit(
+        runtime.stream_writer(
             FollowUp(round=number + 1, targets=tuple((t.entity, t.collection) for t in follow_ups))
         )
         update.update({"follow_ups": follow_ups, "round": number + 1, "round_started": time.monotonic()})
@@ -443,11 +443,11 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
                 time_budget=context.budget(context.limits.synthesis_timeout, reserve=0.1),
             )
         except LLMError as exc:
-            runtime.context.emit(LLMFallback(stage="synthesis", reason=exc.reason))
+            runtime.stream_writer(LLMFallback(stage="synthesis", reason=exc.reason))
         else:
             if answer is not None:
                 return answer
-            runtime.context.emit(LLMFallback(stage="synthesis", reason="no verified sentences"))
+            runtime.stream_writer(LLMFallback(stage="synthesis", reason="no verified sentences"))
     answer = synthesize_extractive(plan_, findings, context.limits, languages=_languages(context, plan_))
     if not answer.found:
         answer = await _answer_from_elsewhere(context, state["question"], plan_, findings, answer)
