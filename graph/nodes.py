@@ -133,9 +133,13 @@ async def _gather(
     kept too, so the synthesizer can give every sub-query of a comparison its share."""
     collection = context.collections[task.collection]
     queries = task.queries if not broad else task.queries[:1]
-    results = await asyncio.gather(
-        *(context.backend.search(collection, q, limit=context.limits.top_k, broad=broad) for q in queries)
-    )
+    search = context.backend.search
+    if len(queries) == 1:  # most tasks: no task and no gather around the one search
+        results = [await search(collection, queries[0], limit=context.limits.top_k, broad=broad)]
+    else:
+        results = await asyncio.gather(
+            *(search(collection, q, limit=context.limits.top_k, broad=broad) for q in queries)
+        )
     best: dict[str, Passage] = {}
     for passages in results:
         for passage in passages:

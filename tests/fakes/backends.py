@@ -10,7 +10,8 @@ from retrieval.passages import CollectionStats, Passage, SyncStats
 
 
 class FaultyBackend:
-    """Delegates to ``inner``; ``delays`` add latency per collection, ``failing`` ones raise."""
+    """Delegates to ``inner``; ``delays`` add latency per collection, ``failing`` ones raise;
+    ``probe_delay`` slows routing probes. ``in_flight`` counts searches and probes under way."""
 
     def __init__(
         self,
@@ -19,10 +20,12 @@ class FaultyBackend:
         delays: dict[str, float] | None = None,
         default_delay: float = 0.0,
         failing: Sequence[str] = (),
+        probe_delay: float = 0.0,
     ) -> None:
         self.inner = inner
         self.delays = delays or {}
         self.default_delay = default_delay
+        self.probe_delay = probe_delay
         self.failing = set(failing)
         self.searches: list[tuple[str, str]] = []
         self.in_flight = 0
@@ -47,7 +50,13 @@ class FaultyBackend:
             self.in_flight -= 1
 
     async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
-        return await self.inner.probe(collections, query)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.probe_delay)
+            return await self.inner.probe(collections, query)
+        finally:
+            self.in_flight -= 1
 
     async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
         return await self.inner.sync_collection(collection, passages)

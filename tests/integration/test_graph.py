@@ -7,7 +7,7 @@ import pytest
 
 from bot.metrics import build_metrics
 from bot.render import answer_json
-from bot.service import ResearchService
+from bot.service import QuestionTimeoutError, ResearchService
 from graph.context import ResearchLimits
 from graph.events import AnswerReady, BranchFinished, BranchStarted, PlanReady, ProgressEvent
 from retrieval.backends import SearchBackend
@@ -97,6 +97,24 @@ async def test_branches_run_in_parallel(embedded: SearchBackend, sample_config: 
     slow.max_in_flight = 0
     await service.answer(question, surface="cli", sequential=True)
     assert slow.max_in_flight == 1
+
+
+async def test_a_question_past_its_budget_stops_its_searches(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    await _indexed(embedded, sample_config)
+    faulty = FaultyBackend(embedded, probe_delay=30.0)  # routing hangs
+    service = ResearchService(
+        config=sample_config,
+        backend=faulty,
+        metrics=build_metrics(),
+        limits=ResearchLimits(),
+        question_timeout=0.5,
+    )
+    with pytest.raises(QuestionTimeoutError):
+        await service.answer(service.make_question("what happens during on-call?"), surface="cli")
+    assert faulty.max_in_flight == 1
+    assert faulty.in_flight == 0, "the question's research must stop with it, not run on unobserved"
 
 
 QUESTIONS = [
