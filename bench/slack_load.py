@@ -25,8 +25,8 @@ from bench.loadgen import run_burst
 from bench.search import percentile
 from bot.serve import build_server, settle_heap
 from bot.settings import ConferSettings
-from retrieval.backends.embedded import build_embedded_backend
-from retrieval.collections import load_collections
+from retrieval.backends.embedded import EmbeddedBackend, build_embedded_backend
+from retrieval.collections import CollectionsConfig, load_collections
 from retrieval.ingest.pipeline import index_collection
 from tests.fakes.server import serve_locally
 from tests.fakes.slack_api import TEAM_ID, FakeSlackApi
@@ -137,17 +137,23 @@ def _burst(slack: SignedSlack, url: str, mentions: int, duplicates: int, team: s
     return {"url": url, "secret": SECRET, "requests": requests}
 
 
+async def indexed_samples(kb: Path) -> tuple[CollectionsConfig, EmbeddedBackend]:
+    """The sample collections copied into ``kb`` and indexed there (embedded backend)."""
+    shutil.copytree(ROOT / "samples", kb / "samples")
+    shutil.copy(ROOT / "collections.yaml", kb / "collections.yaml")
+    config = load_collections(kb / "collections.yaml")
+    backend = build_embedded_backend(kb / ".confer")
+    for collection in config.collections:
+        await index_collection(backend, collection, config)
+    return config, backend
+
+
 async def measure_slack_load(
     mentions: int = 100, duplicates: int = 20, rate_limited: int = 5, *, wait_final: bool = True
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         kb = Path(tmp)
-        shutil.copytree(ROOT / "samples", kb / "samples")
-        shutil.copy(ROOT / "collections.yaml", kb / "collections.yaml")
-        config = load_collections(kb / "collections.yaml")
-        backend = build_embedded_backend(kb / ".confer")
-        for collection in config.collections:
-            await index_collection(backend, collection, config)
+        _, backend = await indexed_samples(kb)
         fake = await FakeSlackApi().start()
         fake.script("chat.update", status=429, retry_after=1, times=rate_limited)
         floor_runner, floor_url = await _floor_server()

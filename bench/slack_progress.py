@@ -13,7 +13,6 @@ the final summary); and the Web API calls each question made. The fake answers 4
 import asyncio
 import json
 import re
-import shutil
 import tempfile
 import time
 from collections import Counter
@@ -24,14 +23,12 @@ from aiohttp import ClientSession
 
 from bench.loadgen import run_burst
 from bench.search import percentile
-from bench.slack_load import QUESTIONS, ROOT, SECRET
+from bench.slack_load import QUESTIONS, SECRET, indexed_samples
 from bot.serve import build_server, settle_heap
 from bot.settings import ConferSettings
 from graph.events import BranchFinished, ProgressEvent
 from graph.models import Answer, Question
-from retrieval.backends.embedded import build_embedded_backend
-from retrieval.collections import CollectionsConfig, load_collections
-from retrieval.ingest.pipeline import index_collection
+from retrieval.collections import CollectionsConfig
 from tests.fakes.backends import FaultyBackend
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_client import SignedSlack
@@ -90,12 +87,7 @@ def _edit_final_at(fake: FakeSlackApi, status_ts: str, title: str) -> float | No
 async def measure_slack_progress(progress: str, mentions: int = 100, rate_limited: int = 5) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         kb = Path(tmp)
-        shutil.copytree(ROOT / "samples", kb / "samples")
-        shutil.copy(ROOT / "collections.yaml", kb / "collections.yaml")
-        config = load_collections(kb / "collections.yaml")
-        inner = build_embedded_backend(kb / ".confer")
-        for collection in config.collections:
-            await index_collection(inner, collection, config)
+        config, inner = await indexed_samples(kb)
         backend = FaultyBackend(inner, delays=DELAYS)
         fake = await FakeSlackApi().start()
         fake.script(
