@@ -281,19 +281,13 @@ class StreamedSlackThread(SlackThread):
     async def _append(self, chunks: list[dict[str, Any]]) -> None:
         """One ``chat.appendStream`` within the workspace's budget; a 429 pauses the budget and is
         handed to the writer, which sends whatever is latest once ``Retry-After`` has passed."""
-        budget = self.gateway.append_budget
-        await budget.acquire(self.team)
-        try:
-            await self.gateway.call(
-                "chat.appendStream",
-                retry_rate_limited=False,
-                channel=self.channel,
-                ts=self.stream_ts,
-                chunks=chunks,
-            )
-        except RateLimitedError as limited:
-            await budget.pause(self.team, limited.retry_after)
-            raise RetryLaterError(method="chat.appendStream", retry_after=limited.retry_after) from None
+        await self.within_budget(
+            self.gateway.append_budget,
+            "chat.appendStream",
+            channel=self.channel,
+            ts=self.stream_ts,
+            chunks=chunks,
+        )
 
     async def _append_waiting(self, chunks: list[dict[str, Any]]) -> None:
         """``_append`` for the answer's text: a 429 is waited out and the same text sent again."""

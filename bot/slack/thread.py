@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.progress import StatusState
-from bot.ratelimit import RetryLaterError
+from bot.ratelimit import Budget, RetryLaterError
 from bot.render import AnswerFooter
 from bot.slack.blocks import answer_message, status_text
 from bot.slack.gateway import RateLimitedError, SlackCallError, SlackGateway
@@ -50,19 +50,24 @@ class SlackThread:
         self.status_ts = str(response.get("ts", ""))
 
     async def edit_status(self, state: StatusState) -> None:
-        budget = self.gateway.update_budget
+        await self.within_budget(
+            self.gateway.update_budget,
+            "chat.update",
+            channel=self.channel,
+            ts=self.status_ts,
+            text=status_text(state, self.config),
+        )
+
+    async def within_budget(self, budget: Budget, method: str, **params: Any) -> None:
+        """One progress call within the workspace's ``budget``; a 429 pauses the budget and is handed
+        to the status writer (``RetryLaterError``), which sends whatever is latest once
+        ``Retry-After`` has passed."""
         await budget.acquire(self.team)
         try:
-            await self.gateway.call(
-                "chat.update",
-                retry_rate_limited=False,
-                channel=self.channel,
-                ts=self.status_ts,
-                text=status_text(state, self.config),
-            )
+            await self.gateway.call(method, retry_rate_limited=False, **params)
         except RateLimitedError as limited:
             await budget.pause(self.team, limited.retry_after)
-            raise RetryLaterError(method="chat.update", retry_after=limited.retry_after) from None
+            raise RetryLaterError(method=method, retry_after=limited.retry_after) from None
 
     async def post_answer(self, answer: Answer, footer: AnswerFooter | None = None) -> None:
         """Post with Block Kit; if Slack rejects the blocks, post them again without the native
