@@ -102,6 +102,10 @@ def test_a_name_never_runs_across_a_full_stop_and_a_list_gives_siblings() -> Non
     questions = [s.question for s in heuristic_suggestions("What does Growth include?", answer)]
     assert not any("Enterprise. Enterprise" in q for q in questions), questions
     assert questions[0] in ("What does Starter include?", "What does Enterprise include?")
+    # "… Growth and Enterprise. Enterprise adds …": two sentences, not one name
+    about = [s.question for s in heuristic_suggestions("What is Beacon?", answer)]
+    assert not any("Enterprise. Enterprise" in q for q in about), about
+    assert "What is Growth?" not in about  # a plan is not the product's sibling
 
 
 def test_a_comparison_side_nothing_cited_covers_is_offered() -> None:
