@@ -6,7 +6,7 @@ costs microseconds. Text with no clear majority is taken as English.
 """
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -169,7 +169,23 @@ def stem_tuple_in(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, ...
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _stems_in(text: str, language: str) -> tuple[str, ...]:
+    primed = _PRIMED.get((text, language))
+    if primed is not None:
+        return primed
     return tuple(content_stems(tokens(text), language))
+
+
+# Snowball stems stored with passages at index time, as ``retrieval.text`` keeps its primed analyses.
+_PRIMED: dict[tuple[str, str], tuple[str, ...]] = {}
+PRIMED_SIZE = 8 * TEXT_CACHE_SIZE  # a title, a text and several sentences a passage
+
+
+def prime_stems_in(language: str, found: Iterable[tuple[str, tuple[str, ...]]]) -> None:
+    """Hand over ``stems_in(text, language)`` of several texts, computed elsewhere
+    (``retrieval.analysis``)."""
+    if len(_PRIMED) > PRIMED_SIZE:
+        _PRIMED.clear()
+    _PRIMED.update(((text, language), stems) for text, stems in found)
 
 
 MIN_PREFIX = 4
@@ -190,3 +206,4 @@ def forget_texts() -> None:
     see ``retrieval.text.forget_texts``."""
     _stems_in.cache_clear()
     _detect_language.cache_clear()
+    _PRIMED.clear()

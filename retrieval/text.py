@@ -115,6 +115,9 @@ def term_stems(tokens: Sequence[str]) -> set[str]:
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _stems(text: str) -> tuple[str, ...]:
+    primed = _PRIMED_STEMS.get(text)
+    if primed is not None:
+        return primed
     return tuple(term_stems(_words(text)))
 
 
@@ -139,6 +142,9 @@ def split_sentences(text: str) -> list[str]:
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _sentences(text: str) -> tuple[str, ...]:
+    primed = _PRIMED_SENTENCES.get(text)
+    if primed is not None:
+        return tuple(sentence for sentence, _, _ in primed[0])
     return tuple(_split(text, []))
 
 
@@ -162,6 +168,9 @@ def sentence_analysis(text: str) -> tuple[tuple[AnalysedSentence, ...], tuple[st
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _sentence_stems(text: str) -> tuple[tuple[AnalysedSentence, ...], tuple[str, ...]]:
+    primed = _PRIMED_SENTENCES.get(text)
+    if primed is not None:
+        return primed
     markers: list[str] = []
     sentences = tuple(
         (sentence, _stems(sentence), len(sentence.split())) for sentence in _split(text, markers)
@@ -203,8 +212,39 @@ def _split(text: str, markers: list[str]) -> list[str]:
     return sentences
 
 
+# Analyses stored with passages at index time (``retrieval.analysis``) and handed over by the search
+# that read them: a cache miss on such a text takes the stored value instead of computing it again.
+# Keyed by the text, like the caches; bounded by emptying a table when full (a primed text that is
+# never read costs nothing but its entry).
+_PRIMED_SENTENCES: dict[str, tuple[tuple[AnalysedSentence, ...], tuple[str, ...]]] = {}
+_PRIMED_STEMS: dict[str, tuple[str, ...]] = {}
+PRIMED_STEMS_SIZE = 8 * TEXT_CACHE_SIZE  # a title and several sentences a passage
+
+
+def prime_analysis(
+    text: str,
+    sentences: tuple[AnalysedSentence, ...],
+    everything: tuple[str, ...],
+    title: str,
+    title_stems: tuple[str, ...],
+) -> None:
+    """Hand over a passage's ``sentence_analysis(text)`` and ``stems(title)`` computed elsewhere
+    (they must be exactly what this module computes: ``retrieval.analysis`` checks the version of
+    the rules they were computed with); each sentence's stems go with them, as computing the
+    analysis would have cached them."""
+    if len(_PRIMED_SENTENCES) > TEXT_CACHE_SIZE:
+        _PRIMED_SENTENCES.clear()
+    if len(_PRIMED_STEMS) > PRIMED_STEMS_SIZE:
+        _PRIMED_STEMS.clear()
+    _PRIMED_SENTENCES[text] = (sentences, everything)
+    _PRIMED_STEMS[title] = title_stems
+    _PRIMED_STEMS.update((sentence, own) for sentence, own, _ in sentences)
+
+
 def forget_texts() -> None:
-    """Empty the per-text caches (words, stems, sentences of whole texts; the per-word stems stay):
-    for measuring the text work as passages new to the process meet it."""
+    """Empty the per-text caches (words, stems, sentences of whole texts, analyses handed over; the
+    per-word stems stay): for measuring the text work as passages new to the process meet it."""
     for cached in (_words, _stems, _sentences, _sentence_stems):
         cached.cache_clear()
+    _PRIMED_SENTENCES.clear()
+    _PRIMED_STEMS.clear()

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+from retrieval.analysis import analyse, fingerprint, remember
 from retrieval.collections import Collection
 from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
 from retrieval.language import foreign_stems
@@ -35,6 +36,7 @@ CREATE TABLE IF NOT EXISTS passages (
     title TEXT NOT NULL,
     url TEXT NOT NULL,
     text TEXT NOT NULL,
+    analysis TEXT,
     UNIQUE (collection, id)
 );
 CREATE INDEX IF NOT EXISTS passages_by_source ON passages (collection, source);
@@ -88,6 +90,7 @@ class EmbeddedBackend:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(_SCHEMA)
+            _add_analysis_column(connection)
             self._local.connection = connection
             with self._lock:
                 self._connections.append(connection)
@@ -133,6 +136,10 @@ class EmbeddedBackend:
                 if self._missing(db, collection, exc):
                     raise CollectionNotIndexedError(collection=collection.name, reason="not indexed") from exc
                 raise
+            # Each passage's analysis, stored when it was indexed, goes to the text caches here, in
+            # the search's thread: the graph then reads it instead of analysing the text again.
+            for r in rows:
+                remember(r[3], r[5], r[7])
             # Rows this backend wrote from validated passages: built without validating again
             # (80 passages a question at 8 collections).
             return [
@@ -164,7 +171,7 @@ class EmbeddedBackend:
                     SELECT rowid, bm25({table}, ?, 1.0) AS rank FROM {table}
                     WHERE {table} MATCH ? ORDER BY rank LIMIT ?
                 )
-                SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, -top.rank
+                SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, -top.rank, p.analysis
                 FROM top JOIN passages AS p ON p.rowid = top.rowid ORDER BY top.rank""",  # noqa: S608
             (TITLE_WEIGHT, match, limit),
         ).fetchall()
@@ -203,6 +210,7 @@ class EmbeddedBackend:
     async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
         table = self._table(collection)
         wanted = {p.id: p for p in passages}
+        version = fingerprint()
 
         def run(db: sqlite3.Connection) -> SyncStats:
             db.execute("BEGIN IMMEDIATE")
@@ -211,9 +219,16 @@ class EmbeddedBackend:
                     f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
                     "title, text, tokenize='porter unicode61 remove_diacritics 2')"
                 )
-                existing = dict(
-                    db.execute("SELECT id, rowid FROM passages WHERE collection = ?", (collection.name,))
-                )
+                existing: dict[str, int] = {}
+                unanalysed: list[int] = []
+                for pid, rowid, current in db.execute(
+                    "SELECT id, rowid, analysis IS NOT NULL AND substr(analysis, 3, ?) = ? "
+                    "FROM passages WHERE collection = ?",
+                    (len(version), version, collection.name),
+                ):
+                    existing[pid] = rowid
+                    if not current and pid in wanted:
+                        unanalysed.append(rowid)
                 stale = [rowid for pid, rowid in existing.items() if pid not in wanted]
                 for rowid in stale:
                     db.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))  # noqa: S608
@@ -223,8 +238,8 @@ class EmbeddedBackend:
                     if passage.id in existing:
                         continue
                     cursor = db.execute(
-                        "INSERT INTO passages (id, collection, doc_id, source, title, url, text) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO passages (id, collection, doc_id, source, title, url, text, analysis) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             passage.id,
                             collection.name,
@@ -233,6 +248,7 @@ class EmbeddedBackend:
                             passage.title,
                             passage.url,
                             passage.text,
+                            analyse(passage.title, passage.text),
                         ),
                     )
                     db.execute(
@@ -240,6 +256,15 @@ class EmbeddedBackend:
                         (cursor.lastrowid, passage.title, passage.text),
                     )
                     added += 1
+                # Passages indexed before analyses were stored, or with other analysis rules: the
+                # same text, analysed now (searches analyse such passages as they read them).
+                for rowid in unanalysed:
+                    title, text = db.execute(
+                        "SELECT title, text FROM passages WHERE rowid = ?", (rowid,)
+                    ).fetchone()
+                    db.execute(
+                        "UPDATE passages SET analysis = ? WHERE rowid = ?", (analyse(title, text), rowid)
+                    )
                 db.execute(
                     "INSERT INTO collections (name, indexed_at) VALUES (?, julianday('now')) "
                     "ON CONFLICT (name) DO UPDATE SET indexed_at = excluded.indexed_at",
@@ -330,6 +355,19 @@ class EmbeddedBackend:
             for connection in self._connections:
                 connection.close()
             self._connections.clear()
+
+
+def _add_analysis_column(db: sqlite3.Connection) -> None:
+    """An index written before analyses were stored gains the column (empty: its passages are
+    analysed as searches read them, and stored at the collection's next sync)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(passages)")}
+    if "analysis" in columns:
+        return
+    try:
+        db.execute("ALTER TABLE passages ADD COLUMN analysis TEXT")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):  # another connection added it first
+            raise
 
 
 def build_embedded_backend(data_dir: Path) -> EmbeddedBackend:
