@@ -5,8 +5,9 @@ relevance, coverage, follow-up names): each text's sentences, their light stems 
 and their English Snowball stems (``retrieval.language``). Those are cached per text, but a passage
 new to the process pays for all of it on the event loop, about 0.1 ms a passage, 64 passages a
 question at 8 collections. A backend that stores ``analyse(title, text)`` with the passage hands
-it back with each search hit (``remember``), and the caches take the stored values instead of
-computing them: the same values, read in a few microseconds.
+it over with each search hit (``offer``); the first time the text caches miss on that text they
+read it (``remember``) and take the stored values instead of computing them: the same values, read
+in a fraction of the time, and nothing read for a passage the caches still hold.
 
 The stored form starts with a fingerprint of the rules that made it (the analysis of a sample text
 that exercises them): an index written by a version whose splitting or stemming differs is read
@@ -15,10 +16,10 @@ as if it stored nothing, and its passages are analysed as they come.
 
 import hashlib
 import json
-from functools import cache
+from functools import cache, partial
 
 from retrieval.language import DEFAULT_LANGUAGE, prime_stems_in, stem_tuple_in
-from retrieval.text import prime_analysis, sentence_analysis, stems
+from retrieval.text import defer_analysis, prime_analysis, sentence_analysis, stems
 
 # Splitting (abbreviations, initials, list markers, quotes), apostrophes, numbers, stopwords, the
 # light stemmer's suffixes and Snowball's: a change to any of these rules changes the fingerprint.
@@ -55,6 +56,13 @@ def analyse(title: str, text: str) -> str:
         ensure_ascii=False,
         separators=(",", ":"),
     )
+
+
+def offer(title: str, text: str, stored: str | None) -> None:
+    """A search's hit with its stored analysis: read when the text is first analysed (a text the
+    caches still hold from an earlier question is not read again)."""
+    if stored:
+        defer_analysis(text, partial(remember, title, text, stored))
 
 
 def remember(title: str, text: str, stored: str | None) -> bool:

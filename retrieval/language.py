@@ -12,7 +12,7 @@ from typing import Any
 
 import snowballstemmer
 
-from retrieval.text import STEM_TABLE_SIZE, STOPWORDS, TEXT_CACHE_SIZE, is_term, tokens, words
+from retrieval.text import STEM_TABLE_SIZE, STOPWORDS, TEXT_CACHE_SIZE, is_term, read_deferred, tokens, words
 
 DEFAULT_LANGUAGE = "en"
 
@@ -169,6 +169,7 @@ def stem_tuple_in(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, ...
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _stems_in(text: str, language: str) -> tuple[str, ...]:
+    read_deferred(text)
     primed = _PRIMED.get((text, language))
     if primed is not None:
         return primed

@@ -1,7 +1,7 @@
 """Lexical helpers shared by the backends and the research graph: words, terms, sentences."""
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -118,6 +118,10 @@ def _stems(text: str) -> tuple[str, ...]:
     primed = _PRIMED_STEMS.get(text)
     if primed is not None:
         return primed
+    read_deferred(text)
+    analysed = _PRIMED_SENTENCES.get(text)
+    if analysed is not None:
+        return analysed[1]
     return tuple(term_stems(_words(text)))
 
 
@@ -142,6 +146,7 @@ def split_sentences(text: str) -> list[str]:
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _sentences(text: str) -> tuple[str, ...]:
+    read_deferred(text)
     primed = _PRIMED_SENTENCES.get(text)
     if primed is not None:
         return tuple(sentence for sentence, _, _ in primed[0])
@@ -168,6 +173,7 @@ def sentence_analysis(text: str) -> tuple[tuple[AnalysedSentence, ...], tuple[st
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _sentence_stems(text: str) -> tuple[tuple[AnalysedSentence, ...], tuple[str, ...]]:
+    read_deferred(text)
     primed = _PRIMED_SENTENCES.get(text)
     if primed is not None:
         return primed
@@ -213,12 +219,29 @@ def _split(text: str, markers: list[str]) -> list[str]:
 
 
 # Analyses stored with passages at index time (``retrieval.analysis``) and handed over by the search
-# that read them: a cache miss on such a text takes the stored value instead of computing it again.
-# Keyed by the text, like the caches; bounded by emptying a table when full (a primed text that is
-# never read costs nothing but its entry).
+# that read them. A search hands over a way to read the stored form (``defer_analysis``); the first
+# cache miss on that text reads it (a text still cached costs nothing more), which primes the tables
+# below, and the caches' misses take the primed values instead of computing them again. Keyed by
+# the text, like the caches; bounded by emptying a table when full.
+_DEFERRED: dict[str, Callable[[], object]] = {}
 _PRIMED_SENTENCES: dict[str, tuple[tuple[AnalysedSentence, ...], tuple[str, ...]]] = {}
 _PRIMED_STEMS: dict[str, tuple[str, ...]] = {}
 PRIMED_STEMS_SIZE = 8 * TEXT_CACHE_SIZE  # a title and several sentences a passage
+
+
+def defer_analysis(text: str, read: Callable[[], object]) -> None:
+    """``read()`` primes the analysis of ``text`` (``prime_analysis``): called at the first cache
+    miss on the text, if any."""
+    if len(_DEFERRED) > TEXT_CACHE_SIZE:
+        _DEFERRED.clear()
+    _DEFERRED[text] = read
+
+
+def read_deferred(text: str) -> None:
+    """Read the analysis handed over for ``text``, once (nothing when there is none)."""
+    read = _DEFERRED.pop(text, None)
+    if read is not None:
+        read()
 
 
 def prime_analysis(
@@ -246,5 +269,6 @@ def forget_texts() -> None:
     per-word stems stay): for measuring the text work as passages new to the process meet it."""
     for cached in (_words, _stems, _sentences, _sentence_stems):
         cached.cache_clear()
+    _DEFERRED.clear()
     _PRIMED_SENTENCES.clear()
     _PRIMED_STEMS.clear()

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from retrieval.analysis import analyse, fingerprint, remember
+from retrieval.analysis import analyse, fingerprint, offer
 from retrieval.collections import Collection
 from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
 from retrieval.language import foreign_stems
@@ -136,10 +136,10 @@ class EmbeddedBackend:
                 if self._missing(db, collection, exc):
                     raise CollectionNotIndexedError(collection=collection.name, reason="not indexed") from exc
                 raise
-            # Each passage's analysis, stored when it was indexed, goes to the text caches here, in
-            # the search's thread: the graph then reads it instead of analysing the text again.
+            # Each passage's analysis, stored when it was indexed, goes to the text caches: the
+            # graph then reads it instead of analysing the text again.
             for r in rows:
-                remember(r[3], r[5], r[7])
+                offer(r[3], r[5], r[7])
             # Rows this backend wrote from validated passages: built without validating again
             # (80 passages a question at 8 collections).
             return [

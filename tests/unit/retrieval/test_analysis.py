@@ -99,3 +99,20 @@ def test_an_analysis_made_by_other_rules_is_not_used() -> None:
     text.forget_texts()
     assert not analysis.remember(title, body, json.dumps(["0" * len(version), *rest]))
     assert "wrong" not in stems(body)
+
+
+def test_an_offered_analysis_is_read_only_when_the_caches_miss_the_text() -> None:
+    title, body = "Leave", "Parental leave lasts 20 weeks. Managers approve it."
+    version, *rest = json.loads(analysis.analyse(title, body))
+    rest[4][0][2] = "marked"  # a stem nobody computes: it shows whether the stored form was read
+    marked = json.dumps([version, *rest])
+    text.forget_texts()
+    language.forget_texts()
+    assert stems("Parental leave lasts 20 weeks.") == {"parental", "leave", "last", "20", "week"}
+    sentence_analysis(body)  # the caches hold the text now
+    analysis.offer(title, body, marked)
+    assert all("marked" not in own for _, own, _ in sentence_analysis(body)[0])
+    text.forget_texts()
+    language.forget_texts()
+    analysis.offer(title, body, marked)
+    assert "marked" in sentence_analysis(body)[0][0][1]
