@@ -72,9 +72,8 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     # its value later: the novelty sums the same weights in the same order, some halved, and
     # floating-point sums and products of non-negative terms are monotone. A pick skips every
     # sentence whose bound cannot beat the best value so far, and a sentence none of whose hits is
-    # covered is worth exactly its bound. Only sentences with hits become candidates (and get a
-    # set of their stems, for the near-repeat test).
-    candidates: list[tuple[str, AbstractSet[str], AbstractSet[str], float, float, bool, Passage, float]] = []
+    # covered is worth exactly its bound. Only sentences with hits become candidates.
+    candidates: list[tuple[str, Sequence[str], AbstractSet[str], float, float, bool, Passage, float]] = []
     for rank, (passage, sentences, _, title) in enumerate(analysed):
         title_stems = title & weights.keys()
         prior = 0.5 * (passage.score / top_score) + 0.5 / (1 + rank)
@@ -86,18 +85,15 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
                 continue
             if is_heading(sentence, passage.title):
                 continue
-            coverage = (
-                sum(weights[s] for s in hits) + 0.5 * sum(weights[s] for s in title_stems - hits)
-            ) / total
+            gain = sum(weights[s] for s in hits)
+            coverage = (gain + 0.5 * sum(weights[s] for s in title_stems - hits)) / total
             meta = _ABOUT_THE_DOCUMENT.match(sentence) is not None
-            gain = sum(weights[s] * 1.0 for s in hits)
             bound = 0.6 * (gain / total) + 0.15 * coverage + 0.25 * prior
             if meta:
                 bound *= META_PENALTY
-            candidates.append(
-                (sentence, frozenset(sentence_stems), hits, coverage, prior, meta, passage, bound)
-            )
+            candidates.append((sentence, sentence_stems, hits, coverage, prior, meta, passage, bound))
     chosen: list[Claim] = []
+    chosen_stems: list[frozenset[str]] = []
     covered: set[str] = set()
     first_value = 0.0
     while candidates and len(chosen) < limit:
@@ -114,12 +110,20 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
                 value = bound
             if value > best_value:
                 best_index, best_value, best_coverage = index, value, coverage
-        if best_index < 0 or best_value < 0.5 * first_value:
+        if best_index < 0:
+            break
+        own = frozenset(candidates[best_index][1])
+        if any(jaccard(own, other) >= REDUNDANCY for other in chosen_stems):
+            # A near-repeat of a chosen sentence is never chosen: tested when it would be the pick
+            # (the same picks as dropping every near-repeat when a sentence is chosen, without
+            # comparing every candidate).
+            candidates.pop(best_index)
+            continue
+        if best_value < 0.5 * first_value:
             break
         first_value = first_value or best_value
-        sentence, own, hits, _, _, _, passage, _ = candidates.pop(best_index)
+        sentence, _, hits, _, _, _, passage, _ = candidates.pop(best_index)
         chosen.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=round(best_coverage, 4)))
+        chosen_stems.append(own)
         covered |= hits
-        # Near-repeats of a chosen sentence are never chosen: they leave the candidates at once.
-        candidates = [c for c in candidates if jaccard(c[1], own) < REDUNDANCY]
     return chosen

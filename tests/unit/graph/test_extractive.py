@@ -50,3 +50,27 @@ def test_sentences_about_the_document_itself_rank_below_facts() -> None:
     ]
     [first, *_] = draft_claims("how do engineers request production access", passages, limit=2)
     assert first.text.startswith("Engineers request production access with the access bot")
+
+
+def test_no_two_claims_are_near_repeats_whatever_the_order_of_picks() -> None:
+    # Near-repeats are tested when a sentence would be picked, against every claim chosen so far.
+    import random
+
+    from graph.extractive import REDUNDANCY, jaccard
+    from retrieval.text import stems
+
+    rng = random.Random(3)
+    vocab = "leave weeks parental policy approve manager employee salary review deploy access laptop".split()
+    picked_near_repeats = 0
+    for _ in range(500):
+        base = [" ".join(rng.choices(vocab, k=rng.randint(5, 12))).capitalize() + "." for _ in range(4)]
+        passages = [
+            _p(f"p{i}", " ".join(rng.choice(base) for _ in range(rng.randint(1, 5))), rng.choice([1.0, 3.0]))
+            for i in range(rng.randint(1, 6))
+        ]
+        claims = draft_claims(" ".join(rng.sample(vocab, 4)), passages, limit=4)
+        own = [stems(c.text) for c in claims]
+        picked_near_repeats += sum(
+            jaccard(a, b) >= REDUNDANCY for i, a in enumerate(own) for b in own[i + 1 :]
+        )
+    assert picked_near_repeats == 0
