@@ -17,10 +17,13 @@ as if it stored nothing, and its passages are analysed as they come.
 import hashlib
 import json
 from functools import cache, partial
+from importlib.metadata import PackageNotFoundError, version
 
 from retrieval.language import DEFAULT_LANGUAGE, prime_stems_in, stem_tuple_in
 from retrieval.text import defer_analysis, prime_analysis, sentence_analysis, stems
 
+# The Snowball stemmers: the pure-Python one, and PyStemmer's C build, which it uses when installed.
+STEMMERS = ("snowballstemmer", "PyStemmer")
 # Splitting (abbreviations, initials, list markers, quotes), apostrophes, numbers, stopwords, the
 # light stemmer's suffixes and Snowball's: a change to any of these rules changes the fingerprint.
 _SAMPLE_TITLE = "Parental Leave Policies (2024)"
@@ -87,12 +90,21 @@ def remember(title: str, text: str, stored: str | None) -> bool:
     return True
 
 
+def _installed(distribution: str) -> str:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return ""
+
+
 @cache
 def fingerprint() -> str:
-    """What identifies the analysis rules: a hash of the sample's analysis, computed on first use
-    (without ``analyse``, which stores this)."""
+    """What identifies the analysis rules: a hash of the sample's analysis and of the installed
+    stemmers' versions (a new release may stem words the sample lacks differently), computed on
+    first use (without ``analyse``, which stores this)."""
     sentences, everything = sentence_analysis(_SAMPLE_TEXT)
     sample = [
+        [_installed(name) for name in STEMMERS],
         sorted(stems(_SAMPLE_TITLE)),
         sorted(stem_tuple_in(_SAMPLE_TITLE, DEFAULT_LANGUAGE)),
         sorted(everything),

@@ -116,3 +116,13 @@ def test_an_offered_analysis_is_read_only_when_the_caches_miss_the_text() -> Non
     language.forget_texts()
     analysis.offer(title, body, marked)
     assert "marked" in sentence_analysis(body)[0][0][1]
+
+
+def test_another_stemmer_release_makes_another_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    current = analysis.fingerprint()
+    analysis.fingerprint.cache_clear()
+    monkeypatch.setattr(analysis, "version", lambda name: "99.0" if name == "PyStemmer" else "3.1.1")
+    try:
+        assert analysis.fingerprint() != current
+    finally:
+        analysis.fingerprint.cache_clear()
