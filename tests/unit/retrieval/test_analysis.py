@@ -39,6 +39,7 @@ def _computed(title: str, body: str) -> tuple[object, ...]:
     return (
         [(s, frozenset(own), n) for s, own, n in sentences],
         frozenset(everything),
+        frozenset(stems(body)),
         frozenset(stems(title)),
         frozenset(stem_tuple_in(title)),
         frozenset(stem_tuple_in(body)),
