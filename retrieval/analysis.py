@@ -36,24 +36,22 @@ _SAMPLE_TEXT = (
 
 
 def analyse(title: str, text: str) -> str:
-    """The stored form of the passage's analysis: light and Snowball stems of the title, each
-    sentence with its word count, light stems and Snowball stems, and the stems of the text's
-    list markers (``1.``), which belong to no sentence. The text's own stems are the union of
-    these, as ``retrieval.text`` computes them."""
+    """The stored form of the passage's analysis: light and Snowball stems of the title, the light
+    stems of the text's list markers (``1.``, which belong to no sentence; the text's light stems
+    are the union of its sentences' and these), the text's Snowball stems, and each sentence with
+    its word count, light stems and Snowball stems."""
     sentences, everything = sentence_analysis(text)
-    snowball = [stem_tuple_in(sentence, DEFAULT_LANGUAGE) for sentence, _, _ in sentences]
     in_sentences = set().union(*(own for _, own, _ in sentences))
-    snowball_in_sentences = set().union(*snowball)
     return json.dumps(
         [
             fingerprint(),
             " ".join(stems(title)),
             " ".join(stem_tuple_in(title, DEFAULT_LANGUAGE)),
             " ".join(set(everything) - in_sentences),
-            " ".join(set(stem_tuple_in(text, DEFAULT_LANGUAGE)) - snowball_in_sentences),
+            " ".join(stem_tuple_in(text, DEFAULT_LANGUAGE)),
             [
-                [sentence, count, " ".join(own), " ".join(found)]
-                for (sentence, own, count), found in zip(sentences, snowball, strict=True)
+                [sentence, count, " ".join(own), " ".join(stem_tuple_in(sentence, DEFAULT_LANGUAGE))]
+                for sentence, own, count in sentences
             ],
         ],
         ensure_ascii=False,
@@ -70,23 +68,24 @@ def offer(title: str, text: str, stored: str | None) -> None:
 
 def remember(title: str, text: str, stored: str | None) -> bool:
     """Hand a stored analysis of the passage to the text caches; ``False`` (nothing handed over)
-    when there is none, or it was made by other rules, or it does not read back."""
+    when there is none, or it was made by other rules, or it does not read back. A sentence's
+    Snowball stems are kept as stored and split only if they are asked for (few are)."""
     if not stored:
         return False
     try:
-        version, title_stems, title_snowball, marker_stems, marker_snowball, sentences = json.loads(stored)
+        version, title_stems, title_snowball, marker_stems, text_snowball, sentences = json.loads(stored)
         if version != fingerprint():
             return False
         analysed = tuple((sentence, tuple(own.split()), count) for sentence, count, own, _ in sentences)
-        snowball = [(sentence, tuple(found.split())) for sentence, _, _, found in sentences]
         everything = set(marker_stems.split()).union(*(own for _, own, _ in analysed))
-        text_snowball = set(marker_snowball.split()).union(*(found for _, found in snowball))
+        found = [(title, title_snowball.split()), (text, text_snowball.split())]
+        unsplit = [(sentence, snowball) for sentence, _, _, snowball in sentences]
     except (ValueError, TypeError, AttributeError):
         return False
+    if not all(isinstance(snowball, str) for _, snowball in unsplit):
+        return False
     prime_analysis(text, analysed, tuple(everything), title, tuple(title_stems.split()))
-    snowball.append((title, tuple(title_snowball.split())))
-    snowball.append((text, tuple(text_snowball)))
-    prime_stems_in(DEFAULT_LANGUAGE, snowball)
+    prime_stems_in(DEFAULT_LANGUAGE, [(t, tuple(f)) for t, f in found], unsplit)
     return True
 
 

@@ -172,21 +172,26 @@ def _stems_in(text: str, language: str) -> tuple[str, ...]:
     read_deferred(text)
     primed = _PRIMED.get((text, language))
     if primed is not None:
-        return primed
+        return tuple(primed.split()) if isinstance(primed, str) else primed
     return tuple(content_stems(tokens(text), language))
 
 
 # Snowball stems stored with passages at index time, as ``retrieval.text`` keeps its primed analyses.
-_PRIMED: dict[tuple[str, str], tuple[str, ...]] = {}
+_PRIMED: dict[tuple[str, str], tuple[str, ...] | str] = {}
 PRIMED_SIZE = 8 * TEXT_CACHE_SIZE  # a title, a text and several sentences a passage
 
 
-def prime_stems_in(language: str, found: Iterable[tuple[str, tuple[str, ...]]]) -> None:
+def prime_stems_in(
+    language: str,
+    found: Iterable[tuple[str, tuple[str, ...]]],
+    unsplit: Iterable[tuple[str, str]] = (),
+) -> None:
     """Hand over ``stems_in(text, language)`` of several texts, computed elsewhere
-    (``retrieval.analysis``)."""
+    (``retrieval.analysis``): as tuples, or as the stems joined by spaces (split when read)."""
     if len(_PRIMED) > PRIMED_SIZE:
         _PRIMED.clear()
     _PRIMED.update(((text, language), stems) for text, stems in found)
+    _PRIMED.update(((text, language), stems) for text, stems in unsplit)
 
 
 MIN_PREFIX = 4
