@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from graph.question import AnswerType, expected_answer, key_entities, key_terms
 from retrieval.language import DEFAULT_LANGUAGE, FUNCTION_WORDS, detect_language, stem_in, stem_tuple_in
@@ -67,8 +68,9 @@ class QuestionFocus:
             found = self._stems[text] = frozenset(stem_tuple_in(text, self.language))
         return found
 
-    @property
+    @cached_property
     def total(self) -> float:
+        """The key terms' weight together (read for every sentence scored: summed once)."""
         return sum(self.weights.values())
 
     @property
