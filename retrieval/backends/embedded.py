@@ -5,8 +5,10 @@ so a reader sees either the old or the new collection, never half of it.
 """
 
 import asyncio
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -24,6 +26,8 @@ T = TypeVar("T")
 DATABASE_NAME = "index.sqlite3"
 TITLE_WEIGHT = 2.0
 MAX_QUERY_TERMS = 32
+# A search that took more CPU than this sends that collection's next searches to the pool.
+QUICK_SEARCH_SECONDS = 0.002
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -59,12 +63,26 @@ def fts_query(query: str, *, broad: bool = False) -> str | None:
 class EmbeddedBackend:
     """SQLite FTS5 search backend. Build with ``build_embedded_backend``."""
 
-    def __init__(self, *, path: Path, workers: int = 4) -> None:
+    def __init__(
+        self, *, path: Path, workers: int | None = None, quick_search_seconds: float = QUICK_SEARCH_SECONDS
+    ) -> None:
         self._path = path
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
+        # Two lanes. SQLite counts every allocation under one process-wide mutex (memory statistics
+        # are on in the builds Python ships with), so searches running at once on several threads
+        # contend for it, and for the GIL at every row: a 200-passage search costs ~0.35 ms of CPU
+        # alone but ~0.55 ms beside others, with no gain in latency. Quick searches therefore run
+        # one after another on a thread of their own; only a collection whose searches take longer
+        # than QUICK_SEARCH_SECONDS (a large one) is searched on the pool, where a slow search
+        # overlaps the others and never holds up the quick lane. Writes and the rest use the pool.
+        self._quick = ThreadPoolExecutor(max_workers=1, thread_name_prefix="confer-sqlite-quick")
+        self._executor = ThreadPoolExecutor(
+            max_workers=workers or min(4, os.cpu_count() or 1), thread_name_prefix="confer-sqlite"
+        )
+        self._quick_search_seconds = quick_search_seconds
+        self._slow_names: set[str] = set()
         self._write_lock = asyncio.Lock()
         # Collections seen indexed: once indexed, a collection stays so until it is dropped, so the
         # check is one query per collection and process, not one per search. A collection dropped by
@@ -93,9 +111,27 @@ class EmbeddedBackend:
                 self._connections.append(connection)
         return connection
 
-    async def _run(self, function: Callable[[sqlite3.Connection], T]) -> T:
+    async def _run(self, function: Callable[[sqlite3.Connection], T], *, quick: bool = False) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: function(self._connection()))
+        executor = self._quick if quick else self._executor
+        return await loop.run_in_executor(executor, lambda: function(self._connection()))
+
+    async def _run_search(self, collection: Collection, function: Callable[[sqlite3.Connection], T]) -> T:
+        """Run one search in its collection's lane, and move the collection to the other lane if
+        this search's CPU time says it belongs there (a collection's size changes when it is
+        indexed again)."""
+
+        def timed(db: sqlite3.Connection) -> T:
+            started = time.thread_time()
+            try:
+                return function(db)
+            finally:
+                if time.thread_time() - started > self._quick_search_seconds:
+                    self._slow_names.add(collection.name)
+                else:
+                    self._slow_names.discard(collection.name)
+
+        return await self._run(timed, quick=collection.name not in self._slow_names)
 
     @staticmethod
     def _table(collection: Collection) -> str:
@@ -150,7 +186,7 @@ class EmbeddedBackend:
             ]
 
         try:
-            return await self._run(run)
+            return await self._run_search(collection, run)
         except sqlite3.Error as exc:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
 
@@ -196,7 +232,7 @@ class EmbeddedBackend:
             return best
 
         try:
-            return await self._run(run)
+            return await self._run(run, quick=not self._slow_names.intersection(c.name for c in collections))
         except sqlite3.Error:
             return {}
 
@@ -325,6 +361,7 @@ class EmbeddedBackend:
             return False
 
     async def close(self) -> None:
+        self._quick.shutdown(wait=True)
         self._executor.shutdown(wait=True)
         with self._lock:
             for connection in self._connections:
