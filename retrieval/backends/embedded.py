@@ -5,6 +5,7 @@ so a reader sees either the old or the new collection, never half of it.
 """
 
 import asyncio
+import math
 import os
 import sqlite3
 import threading
@@ -28,6 +29,16 @@ TITLE_WEIGHT = 2.0
 MAX_QUERY_TERMS = 32
 # A search that took more CPU than this sends that collection's next searches to the pool.
 QUICK_SEARCH_SECONDS = 0.002
+# FTS5's bm25 adds idf × f(k1 + 1) / (f + k1(1 − b + b·len/avglen)) per phrase (k1 = 1.2), which is
+# below idf × (k1 + 1) however often the phrase occurs; a phrase in half the rows or more has its
+# idf clamped to 1e-6.
+_BM25_K1_PLUS_1 = 2.2
+_CLAMPED_IDF = 1e-6
+# A guess at the limit-th score, as a multiple of the rarest phrase's idf (a row with that phrase
+# once scores about its idf; the eighth best in bench/search.py's corpus 1.3–1.8 ×): common phrases
+# whose ceilings add up to less are left out of the candidates. A wrong guess costs a second query,
+# never a different answer.
+_THRESHOLD_GUESS = 1.5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -164,7 +175,7 @@ class EmbeddedBackend:
             if match is None:
                 return []
             try:
-                rows = self._search_rows(db, table, match, limit)
+                rows = self._search_rows(db, table, match, limit, narrow=collection.name in self._slow_names)
             except sqlite3.Error as exc:
                 if self._missing(db, collection, exc):
                     raise CollectionNotIndexedError(collection=collection.name, reason="not indexed") from exc
@@ -191,20 +202,29 @@ class EmbeddedBackend:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
 
     @staticmethod
-    def _search_rows(db: sqlite3.Connection, table: str, match: str, limit: int) -> list[tuple[Any, ...]]:
+    def _search_rows(
+        db: sqlite3.Connection, table: str, match: str, limit: int, *, narrow: bool = False
+    ) -> list[tuple[Any, ...]]:
         """The top ``limit`` passages: ranked inside the FTS table first, then only those rows read
         from ``passages`` (joining before the limit read every matching passage: 3 × slower at
-        200k passages)."""
-        rows: list[tuple[Any, ...]] = db.execute(
-            f"""WITH top AS (
-                    SELECT rowid, bm25({table}, ?, 1.0) AS rank FROM {table}
-                    WHERE {table} MATCH ? ORDER BY rank LIMIT ?
-                )
-                SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, -top.rank
-                FROM top JOIN passages AS p ON p.rowid = top.rowid ORDER BY top.rank""",  # noqa: S608
-            (TITLE_WEIGHT, match, limit),
-        ).fetchall()
-        return rows
+        200k passages). ``narrow``: leave rows with only common terms unscored where that provably
+        changes nothing (``_top_rows``), for large collections."""
+
+        def select(expression: str) -> list[tuple[Any, ...]]:
+            rows: list[tuple[Any, ...]] = db.execute(
+                f"""WITH top AS (
+                        SELECT rowid, bm25({table}, ?, 1.0) AS rank FROM {table}
+                        WHERE {table} MATCH ? ORDER BY rank LIMIT ?
+                    )
+                    SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, -top.rank
+                    FROM top JOIN passages AS p ON p.rowid = top.rowid ORDER BY top.rank""",  # noqa: S608
+                (TITLE_WEIGHT, expression, limit),
+            ).fetchall()
+            return rows
+
+        if not narrow:
+            return select(match)
+        return _top_rows(db, table, match, limit, select, score=lambda row: float(row[6]))
 
     async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
         match = fts_query(query)
@@ -217,18 +237,26 @@ class EmbeddedBackend:
                 if not self._indexed(db, collection):
                     continue
                 table = self._table(collection)
+
+                def select(expression: str, table: str = table) -> list[tuple[Any, ...]]:
+                    rows: list[tuple[Any, ...]] = db.execute(
+                        f"SELECT -bm25({table}, ?, 1.0) AS score FROM {table} "  # noqa: S608
+                        f"WHERE {table} MATCH ? ORDER BY score DESC LIMIT 1",
+                        (TITLE_WEIGHT, expression),
+                    ).fetchall()
+                    return rows
+
                 try:
-                    row = db.execute(
-                        f"SELECT -bm25({table}, ?, 1.0) FROM {table} WHERE {table} MATCH ? "  # noqa: S608
-                        f"ORDER BY bm25({table}, ?, 1.0) LIMIT 1",
-                        (TITLE_WEIGHT, match, TITLE_WEIGHT),
-                    ).fetchone()
+                    if collection.name in self._slow_names:
+                        rows = _top_rows(db, table, match, 1, select, score=lambda row: float(row[0]))
+                    else:
+                        rows = select(match)
                 except sqlite3.Error as exc:
                     if self._missing(db, collection, exc):
                         continue
                     raise
-                if row is not None:
-                    best[collection.name] = float(row[0])
+                if rows:
+                    best[collection.name] = float(rows[0][0])
             return best
 
         try:
@@ -367,6 +395,86 @@ class EmbeddedBackend:
             for connection in self._connections:
                 connection.close()
             self._connections.clear()
+
+
+def _top_rows(
+    db: sqlite3.Connection,
+    table: str,
+    match: str,
+    limit: int,
+    select: Callable[[str], list[T]],
+    *,
+    score: Callable[[T], float],
+) -> list[T]:
+    """``select(match)``, with the rows that contain only ``match``'s most common phrases left
+    unscored when the result shows they could not have ranked: the same rows, order and scores.
+    Most of a large collection's search is BM25 scoring every matching row, and most matching rows
+    are there for one or two common words that cannot lift them into the top ``limit``."""
+    db.execute("BEGIN")  # the phrase counts and both queries read one snapshot
+    try:
+        narrowed = _narrowed_match(db, table, match)
+        if narrowed is not None:
+            expression, ceiling = narrowed
+            rows = select(expression)
+            if len(rows) == limit and score(rows[-1]) > ceiling:
+                return rows
+        return select(match)
+    finally:
+        db.execute("COMMIT")
+
+
+def _narrowed_match(db: sqlite3.Connection, table: str, match: str) -> tuple[str, float] | None:
+    """``match`` restricted to the rows that contain one of its rarer phrases, and the most a row
+    with none of them can score; None if no phrase is common enough to leave out.
+
+    FTS5's bm25 scores a row by every phrase of the expression, and the phrases under a NOT add
+    exactly 0.0 to the rows it lets through, so ``(match) NOT ((common) NOT (rare))`` gives the rows
+    that contain a rare phrase the very scores (and, ties included, the order) ``match`` gives them,
+    and scores no other row. A row left out contains only common phrases, so scores less than the
+    sum of their ceilings (idf × (k1 + 1)); if the limit-th row kept scores more, none was missed.
+    The idf is bm25's own: the table's row count and each phrase's count of matching rows."""
+    phrases = match.split(" OR ")  # fts_query's form: quoted phrases, OR-ed
+    if len(phrases) < 2:
+        return None
+    rows = _row_count(db, table)
+    if not rows:
+        return None
+    counts = db.execute(
+        "SELECT " + ", ".join(f"(SELECT count(*) FROM {table} WHERE {table} MATCH ?)" for _ in phrases),  # noqa: S608
+        phrases,
+    ).fetchone()
+    idf = [math.log((rows - n + 0.5) / (n + 0.5)) for n in counts]
+    idf = [value if value > 0 else _CLAMPED_IDF for value in idf]
+    budget = _THRESHOLD_GUESS * max(idf)
+    common: set[int] = set()
+    ceiling = 0.0
+    for index in sorted(range(len(phrases)), key=idf.__getitem__)[:-1]:
+        if ceiling + _BM25_K1_PLUS_1 * idf[index] >= budget:
+            break
+        ceiling += _BM25_K1_PLUS_1 * idf[index]
+        common.add(index)
+    if not common:
+        return None
+    left_out = " OR ".join(p for i, p in enumerate(phrases) if i in common)
+    rare = " OR ".join(p for i, p in enumerate(phrases) if i not in common)
+    # The margin covers rounding: bm25 sums in floating point.
+    return f"({match}) NOT (({left_out}) NOT ({rare}))", ceiling * (1 + 1e-9)
+
+
+def _row_count(db: sqlite3.Connection, table: str) -> int | None:
+    """The row count bm25 reads for its idf: the first varint (SQLite's format) of the FTS table's
+    averages record, row 1 of its ``_data`` table; None if there is none."""
+    found = db.execute(f'SELECT block FROM "{table.strip(chr(34))}_data" WHERE id = 1').fetchone()  # noqa: S608
+    if found is None or not found[0]:
+        return None
+    value = 0
+    for position, byte in enumerate(bytes(found[0])[:9]):
+        if position == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return None
 
 
 def build_embedded_backend(data_dir: Path) -> EmbeddedBackend:

@@ -2,14 +2,24 @@
 ``confer serve`` in another, both on the same SQLite file."""
 
 import asyncio
+import math
+import random
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from retrieval.backends.embedded import DATABASE_NAME, EmbeddedBackend, build_embedded_backend
-from retrieval.collections import CollectionsConfig
+from retrieval.backends.embedded import (
+    DATABASE_NAME,
+    EmbeddedBackend,
+    _narrowed_match,
+    build_embedded_backend,
+    fts_query,
+)
+from retrieval.collections import Collection, CollectionsConfig
 from retrieval.errors import CollectionNotIndexedError
 from retrieval.ingest.pipeline import index_collection
+from retrieval.passages import Passage
 
 
 async def test_a_collection_indexed_or_dropped_elsewhere_is_seen_by_a_running_backend(
@@ -69,3 +79,81 @@ async def test_quick_searches_run_on_one_thread_and_a_slow_collection_on_the_poo
     finally:
         await slow.close()
     assert first == found[0] and again == found  # the lane changes where a search runs, not what it finds
+
+
+async def test_a_large_collection_narrowed_to_its_rarer_terms_ranks_and_scores_as_before(
+    tmp_path: Path,
+) -> None:
+    """Searches of a collection on the slow lane leave rows with only common terms unscored when
+    that provably changes nothing: every result, its order and its score equal the plain query's."""
+    rng = random.Random(3)
+    vocabulary = [f"w{rank}x" for rank in range(1500)]
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
+    collection = Collection(name="zipf", title="Zipf", sources=("x",))
+    passages = [
+        Passage(
+            id=f"p{i}",
+            collection="zipf",
+            doc_id=f"d{i // 4}",
+            source=f"s{i // 4}.md",
+            title=" ".join(rng.choices(vocabulary, weights, k=rng.choice((2, 4)))),
+            # Half the passages of one length: ties in score, which the order must keep too.
+            text=" ".join(rng.choices(vocabulary, weights, k=40 if i % 2 else rng.randint(10, 90))),
+        )
+        for i in range(3000)
+    ]
+    queries = [
+        " ".join(rng.sample(vocabulary[: rng.choice((20, 200, 1500))], rng.randint(2, 12)))
+        for _ in range(150)
+    ]
+    plain = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
+    narrowing = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=0.0)
+    try:
+        await plain.sync_collection(collection, passages)
+        await narrowing.search(collection, queries[0], limit=8)  # found slow: narrowed from now on
+        for query in queries:
+            expected = await plain.search(collection, query, limit=8)
+            assert await narrowing.search(collection, query, limit=8) == expected, query
+            assert await narrowing.probe([collection], query) == await plain.probe([collection], query)
+        # The shortcut was taken, not only the fallback to the plain query.
+        db = sqlite3.connect(tmp_path / DATABASE_NAME)
+        narrowed = 0
+        for query in queries:
+            match = fts_query(query)
+            assert match is not None
+            found = _narrowed_match(db, '"fts_zipf"', match)
+            if found is not None:
+                rows = EmbeddedBackend._search_rows(db, '"fts_zipf"', found[0], 8)
+                narrowed += len(rows) == 8 and rows[-1][6] > found[1]
+        db.close()
+        assert narrowed >= len(queries) // 4
+    finally:
+        await plain.close()
+        await narrowing.close()
+
+
+async def test_a_narrowed_search_falls_back_when_a_common_term_could_outrank_the_rarer_ones(
+    tmp_path: Path,
+) -> None:
+    """Eight long passages hold the rare word once; many short ones hold the common word. Left out
+    of the candidates, the common word's passages would be missed: they score above the long ones."""
+    collection = Collection(name="skewed", title="Skewed", sources=("x",))
+    filler = [f"filler{i}" for i in range(300)]
+    texts = [" ".join(["rareword", *filler]) for _ in range(8)]
+    texts += ["commonword " * (1 + i % 4) + f"short{i}" for i in range(100)]
+    texts += [f"other{i} words here" for i in range(892)]
+    passages = [
+        Passage(id=f"p{i}", collection="skewed", doc_id=f"d{i}", source=f"s{i}.md", title=f"t{i}", text=text)
+        for i, text in enumerate(texts)
+    ]
+    plain = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
+    narrowing = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=0.0)
+    try:
+        await plain.sync_collection(collection, passages)
+        await narrowing.search(collection, "warm up", limit=8)
+        expected = await plain.search(collection, "rareword commonword", limit=8)
+        assert any("commonword" in p.text for p in expected)
+        assert await narrowing.search(collection, "rareword commonword", limit=8) == expected
+    finally:
+        await plain.close()
+        await narrowing.close()
