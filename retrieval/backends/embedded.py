@@ -6,7 +6,6 @@ so a reader sees either the old or the new collection, never half of it.
 
 import asyncio
 import math
-import os
 import sqlite3
 import threading
 import time
@@ -35,10 +34,11 @@ QUICK_SEARCH_SECONDS = 0.002
 _BM25_K1_PLUS_1 = 2.2
 _CLAMPED_IDF = 1e-6
 # A guess at the limit-th score, as a multiple of the rarest phrase's idf (a row with that phrase
-# once scores about its idf; the eighth best in bench/search.py's corpus 1.3–1.8 ×): common phrases
-# whose ceilings add up to less are left out of the candidates. A wrong guess costs a second query,
-# never a different answer.
-_THRESHOLD_GUESS = 1.5
+# once, of average length, scores about its idf): common phrases whose ceilings add up to less are
+# left out of the candidates. A wrong guess costs a second query, never a different answer. With
+# every collection narrowed, hotpotqa500's searches fell back 15 % of the times they were narrowed
+# at 1.0, 26 % at 1.25, 38 % at 1.5 (bench/search.py's Zipf corpus: 0–2 %).
+_THRESHOLD_GUESS = 1.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -75,7 +75,7 @@ class EmbeddedBackend:
     """SQLite FTS5 search backend. Build with ``build_embedded_backend``."""
 
     def __init__(
-        self, *, path: Path, workers: int | None = None, quick_search_seconds: float = QUICK_SEARCH_SECONDS
+        self, *, path: Path, workers: int = 2, quick_search_seconds: float = QUICK_SEARCH_SECONDS
     ) -> None:
         self._path = path
         self._local = threading.local()
@@ -85,13 +85,13 @@ class EmbeddedBackend:
         # are on in the builds Python ships with), so searches running at once on several threads
         # contend for it, and for the GIL at every row: a 200-passage search costs ~0.35 ms of CPU
         # alone but ~0.55 ms beside others, with no gain in latency. Quick searches therefore run
-        # one after another on a thread of their own; only a collection whose searches take longer
-        # than QUICK_SEARCH_SECONDS (a large one) is searched on the pool, where a slow search
-        # overlaps the others and never holds up the quick lane. Writes and the rest use the pool.
+        # one after another on a thread of their own; a collection whose searches take longer than
+        # QUICK_SEARCH_SECONDS (a large one) is searched on the pool, where a slow search never holds
+        # up the quick lane. Two pool threads: eight searches of 200k passages at once took 5 % less
+        # time (p95 20 % less) than on one thread for 35 % more CPU; four were no faster, for 60-80 %
+        # more. Writes and the rest use the pool.
         self._quick = ThreadPoolExecutor(max_workers=1, thread_name_prefix="confer-sqlite-quick")
-        self._executor = ThreadPoolExecutor(
-            max_workers=workers or min(4, os.cpu_count() or 1), thread_name_prefix="confer-sqlite"
-        )
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
         self._quick_search_seconds = quick_search_seconds
         self._slow_names: set[str] = set()
         self._write_lock = asyncio.Lock()
