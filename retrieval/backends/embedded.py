@@ -33,12 +33,15 @@ QUICK_SEARCH_SECONDS = 0.002
 # idf clamped to 1e-6.
 _BM25_K1_PLUS_1 = 2.2
 _CLAMPED_IDF = 1e-6
-# A guess at the limit-th score, as a multiple of the rarest phrase's idf (a row with that phrase
-# once, of average length, scores about its idf): common phrases whose ceilings add up to less are
-# left out of the candidates. A wrong guess costs a second query, never a different answer. With
-# every collection narrowed, hotpotqa500's searches fell back 15 % of the times they were narrowed
-# at 1.0, 26 % at 1.25, 38 % at 1.5 (bench/search.py's Zipf corpus: 0–2 %).
-_THRESHOLD_GUESS = 1.0
+# Narrowing leaves out common phrases whose ceilings add up to less than a guess at the limit-th
+# score: a multiple of the rarest phrase's idf (a row with that phrase once, of average length,
+# scores about its idf), the lowest of the multiples its collection's last searches showed, 1.0
+# before any. A wrong guess costs a second query, never a different answer. One fixed multiple
+# for every corpus made hotpotqa500's narrowed searches fall back 15 % of the time at 1.0 and 38 %
+# at 1.5, while bench/search.py's Zipf corpus, whose eighth best scores 1.3–1.8 ×, left out half
+# as much at 1.0 as at 1.5 (0–2 % fallbacks).
+_FIRST_GUESS = 1.0
+_RATIOS_KEPT = 8
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -94,6 +97,7 @@ class EmbeddedBackend:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
         self._quick_search_seconds = quick_search_seconds
         self._slow_names: set[str] = set()
+        self._narrowings: dict[str, _Narrowing] = {}
         self._write_lock = asyncio.Lock()
         # Collections seen indexed: once indexed, a collection stays so until it is dropped, so the
         # check is one query per collection and process, not one per search. A collection dropped by
@@ -144,6 +148,13 @@ class EmbeddedBackend:
 
         return await self._run(timed, quick=collection.name not in self._slow_names)
 
+    def _narrowing(self, collection: Collection) -> "_Narrowing | None":
+        """A slow (large) collection's narrowing record; None for a quick one, searched plainly:
+        there, narrowing's extra counts and NOT cost more than the scoring it saves."""
+        if collection.name not in self._slow_names:
+            return None
+        return self._narrowings.setdefault(collection.name, _Narrowing())
+
     @staticmethod
     def _table(collection: Collection) -> str:
         return f'"fts_{collection.name}"'  # names are validated slugs: safe to quote
@@ -175,7 +186,7 @@ class EmbeddedBackend:
             if match is None:
                 return []
             try:
-                rows = self._search_rows(db, table, match, limit, narrow=collection.name in self._slow_names)
+                rows = self._search_rows(db, table, match, limit, narrowing=self._narrowing(collection))
             except sqlite3.Error as exc:
                 if self._missing(db, collection, exc):
                     raise CollectionNotIndexedError(collection=collection.name, reason="not indexed") from exc
@@ -203,12 +214,12 @@ class EmbeddedBackend:
 
     @staticmethod
     def _search_rows(
-        db: sqlite3.Connection, table: str, match: str, limit: int, *, narrow: bool = False
+        db: sqlite3.Connection, table: str, match: str, limit: int, *, narrowing: "_Narrowing | None" = None
     ) -> list[tuple[Any, ...]]:
         """The top ``limit`` passages: ranked inside the FTS table first, then only those rows read
         from ``passages`` (joining before the limit read every matching passage: 3 × slower at
-        200k passages). ``narrow``: leave rows with only common terms unscored where that provably
-        changes nothing (``_top_rows``), for large collections."""
+        200k passages). With ``narrowing`` (large collections), rows with only common terms are
+        left unscored where that provably changes nothing (``_top_rows``)."""
 
         def select(expression: str) -> list[tuple[Any, ...]]:
             rows: list[tuple[Any, ...]] = db.execute(
@@ -222,9 +233,11 @@ class EmbeddedBackend:
             ).fetchall()
             return rows
 
-        if not narrow:
+        if narrowing is None:
             return select(match)
-        return _top_rows(db, table, match, limit, select, score=lambda row: float(row[6]))
+        return _top_rows(
+            db, table, match, limit, select, score=lambda row: float(row[6]), narrowing=narrowing
+        )
 
     async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
         match = fts_query(query)
@@ -246,11 +259,22 @@ class EmbeddedBackend:
                     ).fetchall()
                     return rows
 
+                narrowing = self._narrowing(collection)
                 try:
-                    if collection.name in self._slow_names:
-                        rows = _top_rows(db, table, match, 1, select, score=lambda row: float(row[0]))
-                    else:
+                    if narrowing is None:
                         rows = select(match)
+                    else:
+                        # The best score is no guide to a search's limit-th: probes do not teach.
+                        rows = _top_rows(
+                            db,
+                            table,
+                            match,
+                            1,
+                            select,
+                            score=lambda row: float(row[0]),
+                            narrowing=narrowing,
+                            learn=False,
+                        )
                 except sqlite3.Error as exc:
                     if self._missing(db, collection, exc):
                         continue
@@ -397,6 +421,23 @@ class EmbeddedBackend:
             self._connections.clear()
 
 
+class _Narrowing:
+    """How a large collection's limit-th score compares with its searches' rarest phrase's idf: the
+    lowest of the last few ratios is the next search's guess, so a corpus whose results score high
+    leaves more out and one whose results score low falls back less."""
+
+    def __init__(self) -> None:
+        self._ratios: tuple[float, ...] = ()
+
+    @property
+    def guess(self) -> float:
+        return min(self._ratios, default=_FIRST_GUESS)
+
+    def observe(self, ratio: float) -> None:
+        # A new tuple each time: a thread reading the guess never sees one half-changed.
+        self._ratios = (*self._ratios[1 - _RATIOS_KEPT :], ratio)
+
+
 def _top_rows(
     db: sqlite3.Connection,
     table: str,
@@ -405,37 +446,40 @@ def _top_rows(
     select: Callable[[str], list[T]],
     *,
     score: Callable[[T], float],
+    narrowing: _Narrowing,
+    learn: bool = True,
 ) -> list[T]:
     """``select(match)``, with the rows that contain only ``match``'s most common phrases left
     unscored when the result shows they could not have ranked: the same rows, order and scores.
     Most of a large collection's search is BM25 scoring every matching row, and most matching rows
     are there for one or two common words that cannot lift them into the top ``limit``."""
+    phrases = match.split(" OR ")  # fts_query's form: quoted phrases, OR-ed
+    if len(phrases) < 2:
+        return select(match)
     db.execute("BEGIN")  # the phrase counts and both queries read one snapshot
     try:
-        narrowed = _narrowed_match(db, table, match)
+        idf = _phrase_idfs(db, table, phrases)
+        if idf is None:
+            return select(match)
+        rows: list[T] | None = None
+        narrowed = _narrowed_match(match, phrases, idf, narrowing.guess)
         if narrowed is not None:
             expression, ceiling = narrowed
             rows = select(expression)
-            if len(rows) == limit and score(rows[-1]) > ceiling:
-                return rows
-        return select(match)
+            if len(rows) < limit or score(rows[-1]) <= ceiling:
+                rows = None
+        if rows is None:
+            rows = select(match)
+        if learn and len(rows) == limit:
+            narrowing.observe(score(rows[-1]) / max(idf))
+        return rows
     finally:
         db.execute("COMMIT")
 
 
-def _narrowed_match(db: sqlite3.Connection, table: str, match: str) -> tuple[str, float] | None:
-    """``match`` restricted to the rows that contain one of its rarer phrases, and the most a row
-    with none of them can score; None if no phrase is common enough to leave out.
-
-    FTS5's bm25 scores a row by every phrase of the expression, and the phrases under a NOT add
-    exactly 0.0 to the rows it lets through, so ``(match) NOT ((common) NOT (rare))`` gives the rows
-    that contain a rare phrase the very scores (and, ties included, the order) ``match`` gives them,
-    and scores no other row. A row left out contains only common phrases, so scores less than the
-    sum of their ceilings (idf × (k1 + 1)); if the limit-th row kept scores more, none was missed.
-    The idf is bm25's own: the table's row count and each phrase's count of matching rows."""
-    phrases = match.split(" OR ")  # fts_query's form: quoted phrases, OR-ed
-    if len(phrases) < 2:
-        return None
+def _phrase_idfs(db: sqlite3.Connection, table: str, phrases: Sequence[str]) -> list[float] | None:
+    """Each phrase's idf as bm25 computes it, from the table's row count and the phrase's count of
+    matching rows (clamped to 1e-6 for a phrase in half the rows or more); None for an empty table."""
     rows = _row_count(db, table)
     if not rows:
         return None
@@ -444,8 +488,22 @@ def _narrowed_match(db: sqlite3.Connection, table: str, match: str) -> tuple[str
         phrases,
     ).fetchone()
     idf = [math.log((rows - n + 0.5) / (n + 0.5)) for n in counts]
-    idf = [value if value > 0 else _CLAMPED_IDF for value in idf]
-    budget = _THRESHOLD_GUESS * max(idf)
+    return [value if value > 0 else _CLAMPED_IDF for value in idf]
+
+
+def _narrowed_match(
+    match: str, phrases: Sequence[str], idf: Sequence[float], guess: float
+) -> tuple[str, float] | None:
+    """``match`` restricted to the rows that contain one of its rarer phrases, and the most a row
+    with none of them can score; None if no phrase is common enough to leave out under the guess
+    at the limit-th score (``guess`` × the highest idf).
+
+    FTS5's bm25 scores a row by every phrase of the expression, and the phrases under a NOT add
+    exactly 0.0 to the rows it lets through, so ``(match) NOT ((common) NOT (rare))`` gives the rows
+    that contain a rare phrase the very scores (and, ties included, the order) ``match`` gives them,
+    and scores no other row. A row left out contains only common phrases, so scores less than the
+    sum of their ceilings (idf × (k1 + 1)); if the limit-th row kept scores more, none was missed."""
+    budget = guess * max(idf)
     common: set[int] = set()
     ceiling = 0.0
     for index in sorted(range(len(phrases)), key=idf.__getitem__)[:-1]:

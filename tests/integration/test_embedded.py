@@ -13,6 +13,7 @@ from retrieval.backends.embedded import (
     DATABASE_NAME,
     EmbeddedBackend,
     _narrowed_match,
+    _phrase_idfs,
     build_embedded_backend,
     fts_query,
 )
@@ -121,7 +122,10 @@ async def test_a_large_collection_narrowed_to_its_rarer_terms_ranks_and_scores_a
         for query in queries:
             match = fts_query(query)
             assert match is not None
-            found = _narrowed_match(db, '"fts_zipf"', match)
+            phrases = match.split(" OR ")
+            idf = _phrase_idfs(db, '"fts_zipf"', phrases)
+            assert idf is not None
+            found = _narrowed_match(match, phrases, idf, 1.0)
             if found is not None:
                 rows = EmbeddedBackend._search_rows(db, '"fts_zipf"', found[0], 8)
                 narrowed += len(rows) == 8 and rows[-1][6] > found[1]
@@ -140,8 +144,8 @@ async def test_a_narrowed_search_falls_back_when_a_common_term_could_outrank_the
     collection = Collection(name="skewed", title="Skewed", sources=("x",))
     filler = [f"filler{i}" for i in range(300)]
     texts = [" ".join(["rareword", *filler]) for _ in range(8)]
-    texts += ["commonword " * (1 + i % 4) + f"short{i}" for i in range(100)]
-    texts += [f"other{i} words here" for i in range(892)]
+    texts += ["commonword " * (1 + i % 4) + f"short{i}" for i in range(200)]
+    texts += [f"other{i} words here" for i in range(1792)]
     passages = [
         Passage(id=f"p{i}", collection="skewed", doc_id=f"d{i}", source=f"s{i}.md", title=f"t{i}", text=text)
         for i, text in enumerate(texts)
