@@ -236,7 +236,14 @@ class EmbeddedBackend:
         if narrowing is None:
             return select(match)
         return _top_rows(
-            db, table, match, limit, select, score=lambda row: float(row[6]), narrowing=narrowing
+            # row[6] is -top.rank, the score: keep it in step with the SELECT list above.
+            db,
+            table,
+            match,
+            limit,
+            select,
+            score=lambda row: float(row[6]),
+            narrowing=narrowing,
         )
 
     async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
