@@ -5,8 +5,10 @@ so a reader sees either the old or the new collection, never half of it.
 """
 
 import asyncio
+import math
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -25,6 +27,22 @@ T = TypeVar("T")
 DATABASE_NAME = "index.sqlite3"
 TITLE_WEIGHT = 2.0
 MAX_QUERY_TERMS = 32
+# A search that took more CPU than this sends that collection's next searches to the pool.
+QUICK_SEARCH_SECONDS = 0.002
+# FTS5's bm25 adds idf × f(k1 + 1) / (f + k1(1 − b + b·len/avglen)) per phrase (k1 = 1.2), which is
+# below idf × (k1 + 1) however often the phrase occurs; a phrase in half the rows or more has its
+# idf clamped to 1e-6.
+_BM25_K1_PLUS_1 = 2.2
+_CLAMPED_IDF = 1e-6
+# Narrowing leaves out common phrases whose ceilings add up to less than a guess at the limit-th
+# score: a multiple of the rarest phrase's idf (a row with that phrase once, of average length,
+# scores about its idf), the lowest of the multiples its collection's last searches showed, 1.0
+# before any. A wrong guess costs a second query, never a different answer. One fixed multiple
+# for every corpus made hotpotqa500's narrowed searches fall back 15 % of the time at 1.0 and 38 %
+# at 1.5, while bench/search.py's Zipf corpus, whose eighth best scores 1.3–1.8 ×, left out half
+# as much at 1.0 as at 1.5 (0–2 % fallbacks).
+_FIRST_GUESS = 1.0
+_RATIOS_KEPT = 8
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -61,12 +79,27 @@ def fts_query(query: str, *, broad: bool = False) -> str | None:
 class EmbeddedBackend:
     """SQLite FTS5 search backend. Build with ``build_embedded_backend``."""
 
-    def __init__(self, *, path: Path, workers: int = 4) -> None:
+    def __init__(
+        self, *, path: Path, workers: int = 2, quick_search_seconds: float = QUICK_SEARCH_SECONDS
+    ) -> None:
         self._path = path
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        # Two lanes. SQLite counts every allocation under one process-wide mutex (memory statistics
+        # are on in the builds Python ships with), so searches running at once on several threads
+        # contend for it, and for the GIL at every row: a 200-passage search costs ~0.35 ms of CPU
+        # alone but ~0.55 ms beside others, with no gain in latency. Quick searches therefore run
+        # one after another on a thread of their own; a collection whose searches take longer than
+        # QUICK_SEARCH_SECONDS (a large one) is searched on the pool, where a slow search never holds
+        # up the quick lane. Two pool threads: eight searches of 200k passages at once took 5 % less
+        # time (p95 20 % less) than on one thread for 35 % more CPU; four were no faster, for 60-80 %
+        # more. Writes and the rest use the pool.
+        self._quick = ThreadPoolExecutor(max_workers=1, thread_name_prefix="confer-sqlite-quick")
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
+        self._quick_search_seconds = quick_search_seconds
+        self._slow_names: set[str] = set()
+        self._narrowings: dict[str, _Narrowing] = {}
         self._write_lock = asyncio.Lock()
         # Collections seen indexed: once indexed, a collection stays so until it is dropped, so the
         # check is one query per collection and process, not one per search. A collection dropped by
@@ -96,9 +129,34 @@ class EmbeddedBackend:
                 self._connections.append(connection)
         return connection
 
-    async def _run(self, function: Callable[[sqlite3.Connection], T]) -> T:
+    async def _run(self, function: Callable[[sqlite3.Connection], T], *, quick: bool = False) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: function(self._connection()))
+        executor = self._quick if quick else self._executor
+        return await loop.run_in_executor(executor, lambda: function(self._connection()))
+
+    async def _run_search(self, collection: Collection, function: Callable[[sqlite3.Connection], T]) -> T:
+        """Run one search in its collection's lane, and move the collection to the other lane if
+        this search's CPU time says it belongs there (a collection's size changes when it is
+        indexed again)."""
+
+        def timed(db: sqlite3.Connection) -> T:
+            started = time.thread_time()
+            try:
+                return function(db)
+            finally:
+                if time.thread_time() - started > self._quick_search_seconds:
+                    self._slow_names.add(collection.name)
+                else:
+                    self._slow_names.discard(collection.name)
+
+        return await self._run(timed, quick=collection.name not in self._slow_names)
+
+    def _narrowing(self, collection: Collection) -> "_Narrowing | None":
+        """A slow (large) collection's narrowing record; None for a quick one, searched plainly:
+        there, narrowing's extra counts and NOT cost more than the scoring it saves."""
+        if collection.name not in self._slow_names:
+            return None
+        return self._narrowings.setdefault(collection.name, _Narrowing())
 
     @staticmethod
     def _table(collection: Collection) -> str:
@@ -131,7 +189,7 @@ class EmbeddedBackend:
             if match is None:
                 return []
             try:
-                rows = self._search_rows(db, table, match, limit)
+                rows = self._search_rows(db, table, match, limit, narrowing=self._narrowing(collection))
             except sqlite3.Error as exc:
                 if self._missing(db, collection, exc):
                     raise CollectionNotIndexedError(collection=collection.name, reason="not indexed") from exc
@@ -157,25 +215,43 @@ class EmbeddedBackend:
             ]
 
         try:
-            return await self._run(run)
+            return await self._run_search(collection, run)
         except sqlite3.Error as exc:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
 
     @staticmethod
-    def _search_rows(db: sqlite3.Connection, table: str, match: str, limit: int) -> list[tuple[Any, ...]]:
+    def _search_rows(
+        db: sqlite3.Connection, table: str, match: str, limit: int, *, narrowing: "_Narrowing | None" = None
+    ) -> list[tuple[Any, ...]]:
         """The top ``limit`` passages: ranked inside the FTS table first, then only those rows read
         from ``passages`` (joining before the limit read every matching passage: 3 × slower at
-        200k passages)."""
-        rows: list[tuple[Any, ...]] = db.execute(
-            f"""WITH top AS (
-                    SELECT rowid, bm25({table}, ?, 1.0) AS rank FROM {table}
-                    WHERE {table} MATCH ? ORDER BY rank LIMIT ?
-                )
-                SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, -top.rank, p.analysis
-                FROM top JOIN passages AS p ON p.rowid = top.rowid ORDER BY top.rank""",  # noqa: S608
-            (TITLE_WEIGHT, match, limit),
-        ).fetchall()
-        return rows
+        200k passages). With ``narrowing`` (large collections), rows with only common terms are
+        left unscored where that provably changes nothing (``_top_rows``)."""
+
+        def select(expression: str) -> list[tuple[Any, ...]]:
+            rows: list[tuple[Any, ...]] = db.execute(
+                f"""WITH top AS (
+                        SELECT rowid, bm25({table}, ?, 1.0) AS rank FROM {table}
+                        WHERE {table} MATCH ? ORDER BY rank LIMIT ?
+                    )
+                    SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, -top.rank, p.analysis
+                    FROM top JOIN passages AS p ON p.rowid = top.rowid ORDER BY top.rank""",  # noqa: S608
+                (TITLE_WEIGHT, expression, limit),
+            ).fetchall()
+            return rows
+
+        if narrowing is None:
+            return select(match)
+        return _top_rows(
+            # row[6] is -top.rank, the score: keep it in step with the SELECT list above.
+            db,
+            table,
+            match,
+            limit,
+            select,
+            score=lambda row: float(row[6]),
+            narrowing=narrowing,
+        )
 
     async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
         match = fts_query(query)
@@ -188,22 +264,41 @@ class EmbeddedBackend:
                 if not self._indexed(db, collection):
                     continue
                 table = self._table(collection)
+
+                def select(expression: str, table: str = table) -> list[tuple[Any, ...]]:
+                    rows: list[tuple[Any, ...]] = db.execute(
+                        f"SELECT -bm25({table}, ?, 1.0) AS score FROM {table} "  # noqa: S608
+                        f"WHERE {table} MATCH ? ORDER BY score DESC LIMIT 1",
+                        (TITLE_WEIGHT, expression),
+                    ).fetchall()
+                    return rows
+
+                narrowing = self._narrowing(collection)
                 try:
-                    row = db.execute(
-                        f"SELECT -bm25({table}, ?, 1.0) FROM {table} WHERE {table} MATCH ? "  # noqa: S608
-                        f"ORDER BY bm25({table}, ?, 1.0) LIMIT 1",
-                        (TITLE_WEIGHT, match, TITLE_WEIGHT),
-                    ).fetchone()
+                    if narrowing is None:
+                        rows = select(match)
+                    else:
+                        # The best score is no guide to a search's limit-th: probes do not teach.
+                        rows = _top_rows(
+                            db,
+                            table,
+                            match,
+                            1,
+                            select,
+                            score=lambda row: float(row[0]),
+                            narrowing=narrowing,
+                            learn=False,
+                        )
                 except sqlite3.Error as exc:
                     if self._missing(db, collection, exc):
                         continue
                     raise
-                if row is not None:
-                    best[collection.name] = float(row[0])
+                if rows:
+                    best[collection.name] = float(rows[0][0])
             return best
 
         try:
-            return await self._run(run)
+            return await self._run(run, quick=not self._slow_names.intersection(c.name for c in collections))
         except sqlite3.Error:
             return {}
 
@@ -350,6 +445,7 @@ class EmbeddedBackend:
             return False
 
     async def close(self) -> None:
+        self._quick.shutdown(wait=True)
         self._executor.shutdown(wait=True)
         with self._lock:
             for connection in self._connections:
@@ -368,6 +464,120 @@ def _add_analysis_column(db: sqlite3.Connection) -> None:
     except sqlite3.OperationalError as exc:
         if "duplicate column" not in str(exc):  # another connection added it first
             raise
+
+
+class _Narrowing:
+    """How a large collection's limit-th score compares with its searches' rarest phrase's idf: the
+    lowest of the last few ratios is the next search's guess, so a corpus whose results score high
+    leaves more out and one whose results score low falls back less."""
+
+    def __init__(self) -> None:
+        self._ratios: tuple[float, ...] = ()
+
+    @property
+    def guess(self) -> float:
+        return min(self._ratios, default=_FIRST_GUESS)
+
+    def observe(self, ratio: float) -> None:
+        # A new tuple each time: a thread reading the guess never sees one half-changed.
+        self._ratios = (*self._ratios[1 - _RATIOS_KEPT :], ratio)
+
+
+def _top_rows(
+    db: sqlite3.Connection,
+    table: str,
+    match: str,
+    limit: int,
+    select: Callable[[str], list[T]],
+    *,
+    score: Callable[[T], float],
+    narrowing: _Narrowing,
+    learn: bool = True,
+) -> list[T]:
+    """``select(match)``, with the rows that contain only ``match``'s most common phrases left
+    unscored when the result shows they could not have ranked: the same rows, order and scores.
+    Most of a large collection's search is BM25 scoring every matching row, and most matching rows
+    are there for one or two common words that cannot lift them into the top ``limit``."""
+    phrases = match.split(" OR ")  # fts_query's form: quoted phrases, OR-ed
+    if len(phrases) < 2:
+        return select(match)
+    db.execute("BEGIN")  # the phrase counts and both queries read one snapshot
+    try:
+        idf = _phrase_idfs(db, table, phrases)
+        if idf is None:
+            return select(match)
+        rows: list[T] | None = None
+        narrowed = _narrowed_match(match, phrases, idf, narrowing.guess)
+        if narrowed is not None:
+            expression, ceiling = narrowed
+            rows = select(expression)
+            if len(rows) < limit or score(rows[-1]) <= ceiling:
+                rows = None
+        if rows is None:
+            rows = select(match)
+        if learn and len(rows) == limit:
+            narrowing.observe(score(rows[-1]) / max(idf))
+        return rows
+    finally:
+        db.execute("COMMIT")
+
+
+def _phrase_idfs(db: sqlite3.Connection, table: str, phrases: Sequence[str]) -> list[float] | None:
+    """Each phrase's idf as bm25 computes it, from the table's row count and the phrase's count of
+    matching rows (clamped to 1e-6 for a phrase in half the rows or more); None for an empty table."""
+    rows = _row_count(db, table)
+    if not rows:
+        return None
+    counts = db.execute(
+        "SELECT " + ", ".join(f"(SELECT count(*) FROM {table} WHERE {table} MATCH ?)" for _ in phrases),  # noqa: S608
+        phrases,
+    ).fetchone()
+    idf = [math.log((rows - n + 0.5) / (n + 0.5)) for n in counts]
+    return [value if value > 0 else _CLAMPED_IDF for value in idf]
+
+
+def _narrowed_match(
+    match: str, phrases: Sequence[str], idf: Sequence[float], guess: float
+) -> tuple[str, float] | None:
+    """``match`` restricted to the rows that contain one of its rarer phrases, and the most a row
+    with none of them can score; None if no phrase is common enough to leave out under the guess
+    at the limit-th score (``guess`` × the highest idf).
+
+    FTS5's bm25 scores a row by every phrase of the expression, and the phrases under a NOT add
+    exactly 0.0 to the rows it lets through, so ``(match) NOT ((common) NOT (rare))`` gives the rows
+    that contain a rare phrase the very scores (and, ties included, the order) ``match`` gives them,
+    and scores no other row. A row left out contains only common phrases, so scores less than the
+    sum of their ceilings (idf × (k1 + 1)); if the limit-th row kept scores more, none was missed."""
+    budget = guess * max(idf)
+    common: set[int] = set()
+    ceiling = 0.0
+    for index in sorted(range(len(phrases)), key=idf.__getitem__)[:-1]:
+        if ceiling + _BM25_K1_PLUS_1 * idf[index] >= budget:
+            break
+        ceiling += _BM25_K1_PLUS_1 * idf[index]
+        common.add(index)
+    if not common:
+        return None
+    left_out = " OR ".join(p for i, p in enumerate(phrases) if i in common)
+    rare = " OR ".join(p for i, p in enumerate(phrases) if i not in common)
+    # The margin covers rounding: bm25 sums in floating point.
+    return f"({match}) NOT (({left_out}) NOT ({rare}))", ceiling * (1 + 1e-9)
+
+
+def _row_count(db: sqlite3.Connection, table: str) -> int | None:
+    """The row count bm25 reads for its idf: the first varint (SQLite's format) of the FTS table's
+    averages record, row 1 of its ``_data`` table; None if there is none."""
+    found = db.execute(f'SELECT block FROM "{table.strip(chr(34))}_data" WHERE id = 1').fetchone()  # noqa: S608
+    if found is None or not found[0]:
+        return None
+    value = 0
+    for position, byte in enumerate(bytes(found[0])[:9]):
+        if position == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return None
 
 
 def build_embedded_backend(data_dir: Path) -> EmbeddedBackend:

@@ -1,6 +1,9 @@
 """The embedded backend shared by several processes: ``confer index`` (or an evaluation) in one,
 ``confer serve`` in another, both on the same SQLite file."""
 
+import asyncio
+import math
+import random
 import sqlite3
 from pathlib import Path
 
@@ -8,11 +11,19 @@ import pytest
 
 from retrieval import language, text
 from retrieval.analysis import analyse
-from retrieval.backends.embedded import DATABASE_NAME, build_embedded_backend
-from retrieval.collections import CollectionsConfig
+from retrieval.backends.embedded import (
+    DATABASE_NAME,
+    EmbeddedBackend,
+    _narrowed_match,
+    _phrase_idfs,
+    build_embedded_backend,
+    fts_query,
+)
+from retrieval.collections import Collection, CollectionsConfig
 from retrieval.errors import CollectionNotIndexedError
 from retrieval.ingest.pipeline import index_collection
 from retrieval.language import stem_tuple_in
+from retrieval.passages import Passage
 from retrieval.text import sentence_analysis, stems
 
 
@@ -99,3 +110,114 @@ async def test_an_index_from_before_stored_analyses_is_read_and_analysed_at_its_
         assert rows and all(stored == analyse(title, body) for title, body, stored in rows)
     finally:
         await older.close()
+
+
+async def test_quick_searches_run_on_one_thread_and_a_slow_collection_on_the_pool(
+    sample_config: CollectionsConfig, tmp_path: Path
+) -> None:
+    people = sample_config.get("people")
+    assert people is not None
+    indexer = build_embedded_backend(tmp_path / "data")
+    await index_collection(indexer, people, sample_config)
+    await indexer.close()
+    queries = ["parental leave", "holiday allowance", "sick days", "remote work", "expenses", "pension"]
+    path = tmp_path / "data" / DATABASE_NAME
+
+    quick = EmbeddedBackend(path=path, workers=4)
+    try:
+        found = await asyncio.gather(*(quick.search(people, q, limit=3) for q in queries))
+        # Every search ran on the quick lane's one thread: one connection was opened.
+        assert len(quick._connections) == 1
+    finally:
+        await quick.close()
+
+    slow = EmbeddedBackend(path=path, workers=4, quick_search_seconds=0.0)
+    try:
+        first = await slow.search(people, queries[0], limit=3)  # unknown yet: the quick lane
+        again = await asyncio.gather(*(slow.search(people, q, limit=3) for q in queries))
+        # Found slow by its first search, the collection was searched on the pool's threads too.
+        assert len(slow._connections) > 1
+    finally:
+        await slow.close()
+    assert first == found[0] and again == found  # the lane changes where a search runs, not what it finds
+
+
+async def test_a_large_collection_narrowed_to_its_rarer_terms_ranks_and_scores_as_before(
+    tmp_path: Path,
+) -> None:
+    """Searches of a collection on the slow lane leave rows with only common terms unscored when
+    that provably changes nothing: every result, its order and its score equal the plain query's."""
+    rng = random.Random(3)
+    vocabulary = [f"w{rank}x" for rank in range(1500)]
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
+    collection = Collection(name="zipf", title="Zipf", sources=("x",))
+    passages = [
+        Passage(
+            id=f"p{i}",
+            collection="zipf",
+            doc_id=f"d{i // 4}",
+            source=f"s{i // 4}.md",
+            title=" ".join(rng.choices(vocabulary, weights, k=rng.choice((2, 4)))),
+            # Half the passages of one length: ties in score, which the order must keep too.
+            text=" ".join(rng.choices(vocabulary, weights, k=40 if i % 2 else rng.randint(10, 90))),
+        )
+        for i in range(3000)
+    ]
+    queries = [
+        " ".join(rng.sample(vocabulary[: rng.choice((20, 200, 1500))], rng.randint(2, 12)))
+        for _ in range(150)
+    ]
+    plain = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
+    narrowing = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=0.0)
+    try:
+        await plain.sync_collection(collection, passages)
+        await narrowing.search(collection, queries[0], limit=8)  # found slow: narrowed from now on
+        for query in queries:
+            expected = await plain.search(collection, query, limit=8)
+            assert await narrowing.search(collection, query, limit=8) == expected, query
+            assert await narrowing.probe([collection], query) == await plain.probe([collection], query)
+        # The shortcut was taken, not only the fallback to the plain query.
+        db = sqlite3.connect(tmp_path / DATABASE_NAME)
+        narrowed = 0
+        for query in queries:
+            match = fts_query(query)
+            assert match is not None
+            phrases = match.split(" OR ")
+            idf = _phrase_idfs(db, '"fts_zipf"', phrases)
+            assert idf is not None
+            found = _narrowed_match(match, phrases, idf, 1.0)
+            if found is not None:
+                rows = EmbeddedBackend._search_rows(db, '"fts_zipf"', found[0], 8)
+                narrowed += len(rows) == 8 and rows[-1][6] > found[1]
+        db.close()
+        assert narrowed >= len(queries) // 4
+    finally:
+        await plain.close()
+        await narrowing.close()
+
+
+async def test_a_narrowed_search_falls_back_when_a_common_term_could_outrank_the_rarer_ones(
+    tmp_path: Path,
+) -> None:
+    """Eight long passages hold the rare word once; many short ones hold the common word. Left out
+    of the candidates, the common word's passages would be missed: they score above the long ones."""
+    collection = Collection(name="skewed", title="Skewed", sources=("x",))
+    filler = [f"filler{i}" for i in range(300)]
+    texts = [" ".join(["rareword", *filler]) for _ in range(8)]
+    texts += ["commonword " * (1 + i % 4) + f"short{i}" for i in range(200)]
+    texts += [f"other{i} words here" for i in range(1792)]
+    passages = [
+        Passage(id=f"p{i}", collection="skewed", doc_id=f"d{i}", source=f"s{i}.md", title=f"t{i}", text=text)
+        for i, text in enumerate(texts)
+    ]
+    plain = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
+    narrowing = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=0.0)
+    try:
+        await plain.sync_collection(collection, passages)
+        await narrowing.search(collection, "warm up", limit=8)
+        expected = await plain.search(collection, "rareword commonword", limit=8)
+        assert any("commonword" in p.text for p in expected)
+        assert await narrowing.search(collection, "rareword commonword", limit=8) == expected
+    finally:
+        await plain.close()
+        await narrowing.close()
