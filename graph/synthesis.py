@@ -41,7 +41,7 @@ from graph.relevance import (
 from graph.schemas import AnswerOutput
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.passages import Passage
-from retrieval.text import split_sentences, stems, words
+from retrieval.text import sentence_analysis, stems, tokens, words
 
 logger = logging.getLogger(__name__)
 
@@ -202,10 +202,10 @@ def passage_claims(finding: Finding, best: Sequence[Passage], drafted: set[str])
     for passage in best:
         if passage.collection != finding.collection:
             continue
-        for sentence in split_sentences(passage.text):
+        for sentence, _, length in sentence_analysis(passage.text)[0]:
             if sentence in drafted or is_heading(sentence, passage.title):
                 continue
-            if MIN_WORDS <= len(sentence.split()) <= MAX_WORDS:
+            if MIN_WORDS <= length <= MAX_WORDS:
                 claims.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=0.0))
     return claims
 
@@ -439,8 +439,15 @@ def _by_novelty(
     discount = RELEVANCE_WEIGHT * 0.75 * COVERED_DISCOUNT / total if total else 0.0
     entity_stems = [focus.stems(" ".join(e)) for e in focus.entities]
     per_entity = RELEVANCE_WEIGHT * 0.25 * COVERED_DISCOUNT / len(entity_stems) if entity_stems else 0.0
+    # The entities each claim (with its title) names; no word spans the join of the two texts.
     named = [
-        [i for i, e in enumerate(focus.entities) if names_entity(e, set(words(f"{c.text} {p.title}")))]
+        [
+            i
+            for i, e in enumerate(focus.entities)
+            if names_entity(e, set(tokens(c.text)).union(tokens(p.title)))
+        ]
+        if focus.entities
+        else []
         for _, c, _, p in pending
     ]
 
@@ -453,7 +460,15 @@ def _by_novelty(
     for _ in range(picks):
         if not pending:
             return
-        best = max(range(len(pending)), key=novel)
+        # ``pending`` stays in score order and a claim's novel score is never above its score: the
+        # scan stops at the first claim whose score cannot beat the best found (ties keep the first).
+        best, best_value = 0, novel(0)
+        for i in range(1, len(pending)):
+            if pending[i][0] <= best_value:
+                break
+            value = novel(i)
+            if value > best_value:
+                best, best_value = i, value
         hits.pop(best)
         named.pop(best)
         yield pending.pop(best)
