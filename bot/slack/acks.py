@@ -15,6 +15,7 @@ and events from the bot itself are acked the same way."""
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Coroutine
 from typing import Any
 
@@ -31,17 +32,25 @@ SLACK_EVENTS = "/slack/events"
 # 30–60 ms of the loop on a 2-core machine; under traffic that never pauses an event's work starts
 # anyway after this, so no answer is held up for long.
 LONGEST_WAIT = 0.2
+# How long no request must be in flight for a burst to count as acked: its requests reach the loop
+# over a few milliseconds, and the loop can run out of them between two reads of its sockets.
+QUIET = 0.005
 
 
 class AckWindow:
     """Counts the requests to ``/slack/events`` between their arrival and their response (its
-    ``middleware`` goes on the aiohttp app), and runs deferred work once none is left."""
+    ``middleware`` goes on the aiohttp app), and starts deferred work once none has been in flight
+    for ``quiet`` seconds (a lone request's work waits that long), or after ``longest_wait``."""
 
-    def __init__(self, *, longest_wait: float = LONGEST_WAIT) -> None:
+    def __init__(self, *, longest_wait: float = LONGEST_WAIT, quiet: float = QUIET) -> None:
         self._longest_wait = longest_wait
+        self._quiet = quiet
         self._in_flight = 0
+        self._quieting: asyncio.TimerHandle | None = None
         self._settled: asyncio.Future[None] | None = None
         self._work: set[asyncio.Task[Any]] = set()
+        self._deferred: deque[Coroutine[Any, Any, None]] = deque()
+        self._starter: asyncio.Task[None] | None = None
 
     @property
     def in_flight(self) -> int:
@@ -51,19 +60,27 @@ class AckWindow:
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.path != SLACK_EVENTS:
             return await handler(request)
+        if self._quieting is not None:
+            self._quieting.cancel()
+            self._quieting = None
         self._in_flight += 1
         try:
             return await handler(request)
         finally:
             self._in_flight -= 1
-            if not self._in_flight and self._settled is not None:
-                self._settled.set_result(None)
-                self._settled = None
+            if not self._in_flight:
+                self._quieting = asyncio.get_running_loop().call_later(self._quiet, self._release)
+
+    def _release(self) -> None:
+        self._quieting = None
+        if self._settled is not None:
+            self._settled.set_result(None)
+            self._settled = None
 
     async def settled(self) -> None:
-        """Return once no Slack request is waiting for its ack (at once when none is: a lone
-        request's own response is written before work it deferred runs), or after ``longest_wait``."""
-        if not self._in_flight:
+        """Return once no Slack request has been waiting for its ack for ``quiet`` seconds, or
+        after ``longest_wait``."""
+        if not self._in_flight and self._quieting is None:
             return
         if self._settled is None:
             self._settled = asyncio.get_running_loop().create_future()
@@ -73,21 +90,27 @@ class AckWindow:
                 await asyncio.shield(self._settled)
 
     def defer(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work`` once the acks in flight are written, in the order deferred."""
-        self.track(asyncio.create_task(self._after_acks(work), name="confer-slack-event"))
+        """Run ``work`` once the acks in flight are written, in the order deferred (each in a task
+        of its own, created then: the ack path only queues it)."""
+        self._deferred.append(work)
+        if self._starter is None:
+            self._starter = asyncio.create_task(self._start_deferred(), name="confer-slack-events")
+            self.track(self._starter)
 
     def track(self, task: asyncio.Task[Any]) -> None:
         """Count ``task`` as an acked event's work (Bolt runs each listener in a task of its own)."""
         self._work.add(task)
         task.add_done_callback(self._work.discard)
 
-    async def _after_acks(self, work: Coroutine[Any, Any, None]) -> None:
+    async def _start_deferred(self) -> None:
         try:
             await self.settled()
-        except BaseException:
-            work.close()
-            raise
-        await work
+            while self._deferred:
+                self.track(asyncio.create_task(self._deferred.popleft(), name="confer-slack-event"))
+        finally:
+            self._starter = None
+            while self._deferred:  # cancelled while waiting: nothing of it will run
+                self._deferred.popleft().close()
 
     async def flush(self, within: float) -> None:
         """Wait up to ``within`` seconds for the acked events' work (at shutdown: the events acked

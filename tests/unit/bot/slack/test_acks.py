@@ -109,3 +109,20 @@ async def test_flush_waits_for_the_listeners_that_deferred_work_started() -> Non
     window.defer(dispatch())
     await window.flush(within=30)
     assert finished == ["listener"]
+
+
+async def test_deferred_work_waits_for_a_quiet_moment_after_the_last_ack() -> None:
+    window = AckWindow(longest_wait=0.05, quiet=60)
+    ran: list[str] = []
+
+    async def work() -> None:
+        ran.append("ran")
+
+    request = Request(window)
+    await _turns()
+    window.defer(work())
+    await request.answer()
+    await _turns()
+    assert ran == [] and window.in_flight == 0  # more of the burst may still come
+    await window.flush(within=30)
+    assert ran == ["ran"]  # the longest wait is never exceeded
