@@ -25,6 +25,7 @@ from bot.ratelimit import build_budget
 from bot.scheduler import QuestionScheduler
 from bot.service import ResearchService
 from bot.settings import ConferSettings, SettingsError
+from bot.slack.acks import AckWindow
 from bot.slack.app import SlackResponder, authorize_once, build_slack_app
 from bot.slack.followups import SlackConversations
 from bot.slack.gateway import APPEND_WINDOWS, UPDATE_WINDOWS, SlackGateway, share_session
@@ -35,6 +36,8 @@ from retrieval.backends import SearchBackend
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
+
+EVENTS_FLUSH_SECONDS = 2.0  # at shutdown, for the events already acked to reach the scheduler
 
 
 def check_serve_settings(settings: ConferSettings) -> None:
@@ -76,6 +79,7 @@ class ConferServer:
     memory: ThreadMemory | None = None
     _budget_redis: Redis | None = None
     feedback: FeedbackStore | None = None
+    acks: AckWindow = field(default_factory=AckWindow)
 
     async def ready(self) -> bool:
         """Taking questions, the search backend answers, and every collection has passages."""
@@ -111,6 +115,8 @@ class ConferServer:
                 settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
             ),
         )
+        if bolt is not None and not socket_mode:
+            app.middlewares.append(self.acks.middleware)  # counts the acks in flight
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -194,6 +200,7 @@ class ConferServer:
             dedupe=self.dedupe,
             metrics=self.metrics,
             identity=identity,
+            acks=self.acks,
             conversations=SlackConversations(
                 conversations=Conversations(memory=self.memory, metrics=self.metrics),
                 gateway=gateway,
@@ -214,11 +221,13 @@ class ConferServer:
     async def stop(self) -> int:
         """Stop taking questions, let running ones finish within the grace period, then close."""
         self._stopping = True
+        await self.acks.flush(EVENTS_FLUSH_SECONDS)  # events acked a moment ago queue their questions
         interrupted = await self.scheduler.drain(self.settings.shutdown_grace)
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
         if self._runner is not None:
             await self._runner.cleanup()
+        await self.acks.flush(EVENTS_FLUSH_SECONDS)  # those acked while draining tell their askers
         await self.dedupe.close()
         if self._budget_redis is not None:
             await self._budget_redis.aclose()

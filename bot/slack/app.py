@@ -1,6 +1,7 @@
 """The Bolt app: mentions, ``/ask``, feedback buttons and suggested follow-ups; each question
 answered in its thread."""
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -23,6 +24,7 @@ from bot.render import collection_title
 from bot.scheduler import QuestionScheduler, ShuttingDownError
 from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService, Surface
 from bot.settings import SettingsError
+from bot.slack.acks import AckFirstApp, AckWindow
 from bot.slack.blocks import (
     COMMENT_BLOCK,
     FEEDBACK_ACTION,
@@ -59,6 +61,8 @@ from graph.planning import CollectionAccessError
 logger = logging.getLogger(__name__)
 
 COMMAND = "/ask"
+MENTION = "app_mention"
+MESSAGE = "message"
 LISTENERS_PER_TURN = 16
 
 
@@ -207,11 +211,16 @@ def build_slack_app(
     metrics: ConferMetrics,
     identity: AuthorizeResult | None = None,
     conversations: SlackConversations | None = None,
+    acks: AckWindow | None = None,
 ) -> AsyncApp:
     """``identity`` (from ``authorize_once``) spares every request an ``auth.test``; without it
-    Bolt calls ``auth.test`` itself. ``conversations``: thread memory, follow-ups and DMs."""
+    Bolt calls ``auth.test`` itself. ``conversations``: thread memory, follow-ups and DMs. Events
+    are acked at once; their work waits for the acks ``acks`` counts (``bot.slack.acks``)."""
     authorization = _static_authorization(client, identity) if identity else {"client": client}
-    app = AsyncApp(
+    acks = acks or AckWindow()
+    app = AckFirstApp(
+        acks=acks,
+        acked_events=frozenset({MENTION, MESSAGE}),  # the events listened to below
         signing_secret=signing_secret,
         process_before_response=False,
         logger=logging.getLogger("slack_bolt"),
@@ -222,6 +231,14 @@ def build_slack_app(
     # Bolt runs each event's listener after its ack: a burst's listeners start together, so they
     # go on at most LISTENERS_PER_TURN per turn of the event loop (``bot.turns``).
     turns = TurnGate(LISTENERS_PER_TURN)
+
+    async def begin_event() -> None:
+        """An event listener's first step: counted until it ends (shutdown waits for it to queue
+        its question), then at most LISTENERS_PER_TURN of a burst's listeners go on per turn."""
+        current = asyncio.current_task()
+        if current is not None:
+            acks.track(current)
+        await turns.enter()
 
     async def submit(
         *,
@@ -259,9 +276,9 @@ def build_slack_app(
         except ShuttingDownError:
             await responder.ephemeral(channel, user, messages.SHUTTING_DOWN, thread or None)
 
-    @app.event("app_mention")
+    @app.event(MENTION)
     async def on_mention(body: dict[str, Any], context: AsyncBoltContext) -> None:
-        await turns.enter()
+        await begin_event()
         try:
             mention = parse_mention(body)
         except PayloadError:
@@ -308,12 +325,12 @@ def build_slack_app(
             on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
         )
 
-    @app.event("message")
+    @app.event(MESSAGE)
     async def on_message(body: dict[str, Any], context: AsyncBoltContext) -> None:
         """A reply in a thread Confer answered, or a direct message; everything else is ignored."""
         if conversations is None or not conversations.followups:
             return
-        await turns.enter()
+        await begin_event()
         message = parse_message(body, context.bot_user_id)
         if message is None or message.place is None:
             return

@@ -60,6 +60,25 @@ async def test_mention_is_acked_before_the_work_and_answered_in_its_thread(harne
     assert "Engineering handbook" in answer["text"] and "Security policy" in answer["text"]
 
 
+async def test_an_event_no_listener_takes_is_still_refused_by_bolt(harness: Harness) -> None:
+    body = json.loads(harness.slack.mention_body("How long is parental leave?"))
+    body["event"]["type"] = "reaction_added"  # Confer listens to mentions and messages only
+    status, _ = await harness.slack.send(json.dumps(body), "application/json")
+    assert status == 404  # as Bolt answers it: nothing here takes it
+    status, body_text = await harness.slack.mention("How long is parental leave?")
+    assert status == 200 and body_text == ""
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+
+
+async def test_a_mention_acked_just_before_shutdown_is_still_answered(harness: Harness) -> None:
+    status, _ = await harness.slack.mention("in:people how long is parental leave?", ts="1700000004.000400")
+    assert status == 200
+    assert await harness.server.stop() == 0  # acked, so Slack will not send it again: answered
+    [answer] = harness.fake.answers()
+    assert answer["thread_ts"] == "1700000004.000400" and "20 weeks" in answer["text"]
+    assert harness.fake.ephemerals() == []
+
+
 async def test_mention_inside_a_thread_answers_in_that_thread(harness: Harness) -> None:
     await harness.slack.mention(
         "How long is parental leave?", ts="1700000002.000200", thread_ts="1700000000.000001"
