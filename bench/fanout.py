@@ -10,6 +10,7 @@ from bench.corpus import synthetic_collections, synthetic_passages
 from bench.graph_floor import measure_graph_floor
 from bench.timeline import Timeline
 from bot.metrics import build_metrics
+from bot.serve import settle_heap
 from bot.service import ResearchService
 from graph.context import ResearchLimits
 from retrieval import language, text
@@ -40,6 +41,7 @@ async def measure_fanout(collections: int, latency: float, runs: int) -> dict[st
         # their passages' text work must not be served from the caches that left behind.
         text.forget_texts()
         language.forget_texts()
+        settle_heap()  # as `confer serve` does once started: the set-up's objects leave the collector
         results: dict[str, list[dict[str, float]]] = {"parallel": [], "sequential": []}
         for mode in ("parallel", "sequential"):
             for _ in range(runs):

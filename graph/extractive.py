@@ -57,9 +57,10 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     analysed = [(passage, *sentence_analysis(passage.text), stems(passage.title)) for passage in passages]
     # The weights of ``_weights`` from the query stems each passage has (found by reading its
     # cached stems, not by building a set of them).
-    counts: Counter[str] = Counter()
+    found: list[str] = []  # each passage's query stems, counted once at the end
     for _, _, text_stems, title in analysed:
-        counts.update(query_stems.intersection(text_stems).union(query_stems & title))
+        found.extend(query_stems.intersection(text_stems).union(query_stems & title))
+    counts = Counter(found)
     n = len(analysed) or 1
     weights = {s: math.log(1 + n / (1 + counts[s])) + 0.1 for s in query_stems}
     total = sum(weights.values())
@@ -87,7 +88,7 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
                 continue
             gain = sum(weights[s] for s in hits)
             coverage = (gain + 0.5 * sum(weights[s] for s in title_stems - hits)) / total
-            meta = _ABOUT_THE_DOCUMENT.match(sentence) is not None
+            meta = sentence[:1] in "tT" and _ABOUT_THE_DOCUMENT.match(sentence) is not None
             bound = 0.6 * (gain / total) + 0.15 * coverage + 0.25 * prior
             if meta:
                 bound *= META_PENALTY

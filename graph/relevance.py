@@ -88,11 +88,12 @@ def focus_of(question: str, passages: Sequence[Passage], *, extra: Iterable[str]
     # A passage's parts are analysed apart (cached per text, so each is read once per question);
     # the union is what the joined text gives: no word spans the two. Only the key stems are
     # looked up in each part's stems: how many passages have each is all the weights need.
-    having: Counter[str] = Counter()
+    found: list[str] = []  # each passage's key stems, counted once at the end
     for p in passages:
-        found = key.intersection(stem_tuple_in(p.text, language))
-        found.update(key.intersection(stem_tuple_in(p.title, language)))
-        having.update(found)
+        own = key.intersection(stem_tuple_in(p.text, language))
+        own.update(key.intersection(stem_tuple_in(p.title, language)))
+        found.extend(own)
+    having = Counter(found)
     n = len(passages) or 1
     weights = {s: math.log(1 + n / (1 + having[s])) + 0.1 for s in key}
     entities = []

@@ -190,8 +190,11 @@ def prime_stems_in(
     (``retrieval.analysis``): as tuples, or as the stems joined by spaces (split when read)."""
     if len(_PRIMED) > PRIMED_SIZE:
         _PRIMED.clear()
-    _PRIMED.update(((text, language), stems) for text, stems in found)
-    _PRIMED.update(((text, language), stems) for text, stems in unsplit)
+    primed = _PRIMED
+    for text, stems in found:
+        primed[text, language] = stems
+    for text, joined in unsplit:
+        primed[text, language] = joined
 
 
 MIN_PREFIX = 4

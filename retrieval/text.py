@@ -260,8 +260,10 @@ def prime_analysis(
     if len(_PRIMED_STEMS) > PRIMED_STEMS_SIZE:
         _PRIMED_STEMS.clear()
     _PRIMED_SENTENCES[text] = (sentences, everything)
-    _PRIMED_STEMS[title] = title_stems
-    _PRIMED_STEMS.update((sentence, own) for sentence, own, _ in sentences)
+    primed = _PRIMED_STEMS
+    primed[title] = title_stems
+    for sentence, own, _ in sentences:
+        primed[sentence] = own
 
 
 def forget_texts() -> None:
