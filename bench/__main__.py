@@ -159,7 +159,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"{warm['longest_loop_stall_until_answered_cpu_ms']} "
             f"| {warm['longest_gc_pause_ms']} |",
             "",
-            f"Floor p50 {floor['p50_ms']} ms (median of two bursts). `auth.test` was called "
+            f"Floor p50 {round(floor['p50_ms'], 1)} ms (median of two bursts). `auth.test` was called "
             f"{slack['auth_test_calls_at_start']} time at start-up. Loop stalls are how late a 5 ms timer "
             "on the server's event loop fired (wall), and the same counted in the loop thread's CPU time "
             "over that wait (CPU: the loop's own work; the wall figure also holds the time the process "
