@@ -123,7 +123,7 @@ class EmbeddedBackend:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(_SCHEMA)
-            _add_analysis_column(connection)
+            self._local.analysis = _add_analysis_column(connection)
             self._local.connection = connection
             with self._lock:
                 self._connections.append(connection)
@@ -189,7 +189,14 @@ class EmbeddedBackend:
             if match is None:
                 return []
             try:
-                rows = self._search_rows(db, table, match, limit, narrowing=self._narrowing(collection))
+                rows = self._search_rows(
+                    db,
+                    table,
+                    match,
+                    limit,
+                    narrowing=self._narrowing(collection),
+                    analysis=self._local.analysis,
+                )
             except sqlite3.Error as exc:
                 if self._missing(db, collection, exc):
                     raise CollectionNotIndexedError(collection=collection.name, reason="not indexed") from exc
@@ -221,12 +228,21 @@ class EmbeddedBackend:
 
     @staticmethod
     def _search_rows(
-        db: sqlite3.Connection, table: str, match: str, limit: int, *, narrowing: "_Narrowing | None" = None
+        db: sqlite3.Connection,
+        table: str,
+        match: str,
+        limit: int,
+        *,
+        narrowing: "_Narrowing | None" = None,
+        analysis: bool = True,
     ) -> list[tuple[Any, ...]]:
         """The top ``limit`` passages: ranked inside the FTS table first, then only those rows read
         from ``passages`` (joining before the limit read every matching passage: 3 × slower at
         200k passages). With ``narrowing`` (large collections), rows with only common terms are
-        left unscored where that provably changes nothing (``_top_rows``)."""
+        left unscored where that provably changes nothing (``_top_rows``). Without ``analysis`` (an
+        index from before stored analyses that this connection could not add the column to), every
+        row's analysis reads as absent."""
+        stored = "p.analysis" if analysis else "NULL"
 
         def select(expression: str) -> list[tuple[Any, ...]]:
             rows: list[tuple[Any, ...]] = db.execute(
@@ -234,7 +250,7 @@ class EmbeddedBackend:
                         SELECT rowid, bm25({table}, ?, 1.0) AS rank FROM {table}
                         WHERE {table} MATCH ? ORDER BY rank LIMIT ?
                     )
-                    SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, -top.rank, p.analysis
+                    SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, -top.rank, {stored}
                     FROM top JOIN passages AS p ON p.rowid = top.rowid ORDER BY top.rank""",  # noqa: S608
                 (TITLE_WEIGHT, expression, limit),
             ).fetchall()
@@ -453,17 +469,22 @@ class EmbeddedBackend:
             self._connections.clear()
 
 
-def _add_analysis_column(db: sqlite3.Connection) -> None:
+def _add_analysis_column(db: sqlite3.Connection) -> bool:
     """An index written before analyses were stored gains the column (empty: its passages are
-    analysed as searches read them, and stored at the collection's next sync)."""
+    analysed as searches read them, and stored at the collection's next sync). ``False`` when the
+    column is missing and cannot be added (a read-only index): such an index is searched as before,
+    its passages analysed as they are read."""
     columns = {row[1] for row in db.execute("PRAGMA table_info(passages)")}
     if "analysis" in columns:
-        return
+        return True
     try:
         db.execute("ALTER TABLE passages ADD COLUMN analysis TEXT")
     except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorname == "SQLITE_READONLY":
+            return False
         if "duplicate column" not in str(exc):  # another connection added it first
             raise
+    return True
 
 
 class _Narrowing:

@@ -6,11 +6,13 @@ import math
 import random
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from retrieval import language, text
 from retrieval.analysis import analyse
+from retrieval.backends import embedded
 from retrieval.backends.embedded import (
     DATABASE_NAME,
     EmbeddedBackend,
@@ -221,3 +223,34 @@ async def test_a_narrowed_search_falls_back_when_a_common_term_could_outrank_the
     finally:
         await plain.close()
         await narrowing.close()
+
+
+async def test_a_read_only_index_from_before_stored_analyses_is_still_searched(
+    sample_config: CollectionsConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    people = sample_config.get("people")
+    assert people is not None
+    data = tmp_path / "data"
+    indexer = build_embedded_backend(data)
+    try:
+        await index_collection(indexer, people, sample_config)
+    finally:
+        await indexer.close()
+    with sqlite3.connect(data / DATABASE_NAME) as db:
+        db.execute("ALTER TABLE passages DROP COLUMN analysis")
+    # The file mounted read-only: the column cannot be added (tests run as root, who may write any
+    # file, so the connections are opened read-only instead).
+    connect = sqlite3.connect
+
+    def read_only(path: Path, **options: Any) -> sqlite3.Connection:
+        return connect(f"file:{path}?mode=ro", uri=True, **options)
+
+    monkeypatch.setattr(embedded.sqlite3, "connect", read_only)
+    reader = build_embedded_backend(data)
+    try:
+        text.forget_texts()
+        hits = await reader.search(people, "parental leave", limit=3)
+        assert hits and "parental" in hits[0].text.lower()
+        assert sentence_analysis(hits[0].text)[0]  # analysed as it is read
+    finally:
+        await reader.close()
