@@ -12,7 +12,6 @@ import pytest
 
 from retrieval import language, text
 from retrieval.analysis import analyse
-from retrieval.backends import embedded
 from retrieval.backends.embedded import (
     DATABASE_NAME,
     EmbeddedBackend,
@@ -243,9 +242,10 @@ async def test_a_read_only_index_from_before_stored_analyses_is_still_searched(
     connect = sqlite3.connect
 
     def read_only(path: Path, **options: Any) -> sqlite3.Connection:
-        return connect(f"file:{path}?mode=ro", uri=True, **options)
+        connection: sqlite3.Connection = connect(f"file:{path}?mode=ro", uri=True, **options)
+        return connection
 
-    monkeypatch.setattr(embedded.sqlite3, "connect", read_only)
+    monkeypatch.setattr(sqlite3, "connect", read_only)
     reader = build_embedded_backend(data)
     try:
         text.forget_texts()
