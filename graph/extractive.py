@@ -32,17 +32,6 @@ def is_heading(sentence: str, title: str) -> bool:
     return sentence[-1:] not in ".!?;:)\"'”" and sentence in title
 
 
-def term_weights(query: str, passages: Sequence[Passage]) -> dict[str, float]:
-    """Inverse document frequency of each query stem over the retrieved passages."""
-    return _weights(query, [stems(p.text + " " + p.title) for p in passages])
-
-
-def _weights(query: str, passage_stems: Sequence[AbstractSet[str]]) -> dict[str, float]:
-    query_stems = {stem(t) for t in terms(query)}
-    n = len(passage_stems) or 1
-    return {s: math.log(1 + n / (1 + sum(1 for ps in passage_stems if s in ps))) + 0.1 for s in query_stems}
-
-
 def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list[Claim]:
     """Up to ``limit`` verbatim sentences chosen greedily by weighted query coverage, with
     diversity: a term already covered counts half, and a near-repeat of a chosen sentence is skipped.
@@ -55,8 +44,8 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     """
     query_stems = {stem(t) for t in terms(query)}
     analysed = [(passage, *sentence_analysis(passage.text), stems(passage.title)) for passage in passages]
-    # The weights of ``_weights`` from the query stems each passage has (found by reading its
-    # cached stems, not by building a set of them).
+    # Each query stem's weight: its inverse document frequency over these passages (text and title
+    # together), from the query stems each passage's cached stems hold.
     found: list[str] = []  # each passage's query stems, counted once at the end
     for _, _, text_stems, title in analysed:
         found.extend(query_stems.intersection(text_stems).union(query_stems & title))
