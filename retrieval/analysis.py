@@ -78,14 +78,14 @@ def remember(title: str, text: str, stored: str | None) -> bool:
             return False
         analysed = tuple((sentence, tuple(own.split()), count) for sentence, count, own, _ in sentences)
         everything = set(marker_stems.split()).union(*(own for _, own, _ in analysed))
-        found = [(title, title_snowball.split()), (text, text_snowball.split())]
+        found = [(title, tuple(title_snowball.split())), (text, tuple(text_snowball.split()))]
         unsplit = [(sentence, snowball) for sentence, _, _, snowball in sentences]
     except (ValueError, TypeError, AttributeError):
         return False
     if not all(isinstance(snowball, str) for _, snowball in unsplit):
         return False
     prime_analysis(text, analysed, tuple(everything), title, tuple(title_stems.split()))
-    prime_stems_in(DEFAULT_LANGUAGE, [(t, tuple(f)) for t, f in found], unsplit)
+    prime_stems_in(DEFAULT_LANGUAGE, found, unsplit)
     return True
 
 
