@@ -27,8 +27,14 @@ T = TypeVar("T")
 DATABASE_NAME = "index.sqlite3"
 TITLE_WEIGHT = 2.0
 MAX_QUERY_TERMS = 32
-# A search that took more CPU than this sends that collection's next searches to the pool.
+# A collection whose last search took no more CPU than this is searched on the event loop's own
+# thread; one above it, on the pool.
 QUICK_SEARCH_SECONDS = 0.002
+# An on-loop search still running after this long is interrupted and runs again on the pool: the
+# most a search can hold up the event loop (SQLite checks every _PROGRESS_STEPS virtual-machine
+# steps, about 0.1 ms apart).
+INLINE_LIMIT_SECONDS = 0.004
+_PROGRESS_STEPS = 2000
 # FTS5's bm25 adds idf × f(k1 + 1) / (f + k1(1 − b + b·len/avglen)) per phrase (k1 = 1.2), which is
 # below idf × (k1 + 1) however often the phrase occurs; a phrase in half the rows or more has its
 # idf clamped to 1e-6.
@@ -42,6 +48,9 @@ _CLAMPED_IDF = 1e-6
 # at 1.5, while bench/search.py's Zipf corpus, whose eighth best scores 1.3–1.8 ×, left out half
 # as much at 1.0 as at 1.5 (0–2 % fallbacks).
 _FIRST_GUESS = 1.0
+# A search on the event loop that SQLite stopped (past its deadline) or that met a lock: the pool's
+# connections wait for locks and have no deadline.
+_RETRY_ON_POOL = frozenset({sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 _RATIOS_KEPT = 8
 
 _SCHEMA = """
@@ -86,19 +95,25 @@ class EmbeddedBackend:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        # Two lanes. SQLite counts every allocation under one process-wide mutex (memory statistics
-        # are on in the builds Python ships with), so searches running at once on several threads
-        # contend for it, and for the GIL at every row: a 200-passage search costs ~0.35 ms of CPU
-        # alone but ~0.55 ms beside others, with no gain in latency. Quick searches therefore run
-        # one after another on a thread of their own; a collection whose searches take longer than
-        # QUICK_SEARCH_SECONDS (a large one) is searched on the pool, where a slow search never holds
-        # up the quick lane. Two pool threads: eight searches of 200k passages at once took 5 % less
-        # time (p95 20 % less) than on one thread for 35 % more CPU; four were no faster, for 60-80 %
-        # more. Writes and the rest use the pool.
-        self._quick = ThreadPoolExecutor(max_workers=1, thread_name_prefix="confer-sqlite-quick")
+        # Where a search runs. A collection's searches run on the event loop's thread once one of
+        # them took at most QUICK_SEARCH_SECONDS of CPU (the sample collections: ~0.35 ms): handing
+        # a search to a thread and its result back cost more than the search (a thread's wake-up,
+        # the loop's self-pipe, SQLite's allocation mutex and the GIL at every row: 4.7 ms of CPU a
+        # question at 8 collections, 28 → 24 ms). Such a search runs on a connection of its own
+        # that never waits for a lock and is interrupted past INLINE_LIMIT_SECONDS; either sends it
+        # to the pool, the collection with it. A collection not searched yet, or whose searches take
+        # longer (a large one), is searched on the pool. Two pool threads: eight searches of 200k
+        # passages at once took 5 % less time (p95 20 % less) than on one thread for 35 % more
+        # CPU; four were no faster, for 60-80 % more. Writes and the rest use the pool.
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
         self._quick_search_seconds = quick_search_seconds
         self._slow_names: set[str] = set()
+        self._quick_names: set[str] = set()
+        self._loop_connection: sqlite3.Connection | None = None
+        self._loop_connection_lock = asyncio.Lock()
+        self._loop_thread: int | None = None
+        self._interrupt_at = math.inf
+        self._analysis: dict[sqlite3.Connection, bool] = {}
         self._narrowings: dict[str, _Narrowing] = {}
         self._write_lock = asyncio.Lock()
         # Collections seen indexed: once indexed, a collection stays so until it is dropped, so the
@@ -114,42 +129,96 @@ class EmbeddedBackend:
     def path(self) -> Path:
         return self._path
 
+    def _open(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self._path, timeout=30, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.executescript(_SCHEMA)
+        analysis = _add_analysis_column(connection)
+        with self._lock:
+            self._connections.append(connection)
+            self._analysis[connection] = analysis
+        return connection
+
     def _connection(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
-            connection = sqlite3.connect(
-                self._path, timeout=30, isolation_level=None, check_same_thread=False
-            )
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")
-            connection.executescript(_SCHEMA)
-            self._local.analysis = _add_analysis_column(connection)
-            self._local.connection = connection
-            with self._lock:
-                self._connections.append(connection)
+            connection = self._local.connection = self._open()
         return connection
 
-    async def _run(self, function: Callable[[sqlite3.Connection], T], *, quick: bool = False) -> T:
+    async def _run(self, function: Callable[[sqlite3.Connection], T]) -> T:
         loop = asyncio.get_running_loop()
-        executor = self._quick if quick else self._executor
-        return await loop.run_in_executor(executor, lambda: function(self._connection()))
+        return await loop.run_in_executor(self._executor, lambda: function(self._connection()))
 
-    async def _run_search(self, collection: Collection, function: Callable[[sqlite3.Connection], T]) -> T:
-        """Run one search in its collection's lane, and move the collection to the other lane if
-        this search's CPU time says it belongs there (a collection's size changes when it is
-        indexed again)."""
+    async def _run_read(
+        self,
+        collections: Sequence[Collection],
+        function: Callable[[sqlite3.Connection], T],
+        *,
+        learn: bool = True,
+    ) -> T:
+        """Run a search (or probe) of these collections where their last searches say it belongs:
+        on the event loop if each took at most QUICK_SEARCH_SECONDS, else on the pool. A search
+        (``learn``) files its collection by its CPU time: a collection's size changes when it is
+        indexed again."""
 
         def timed(db: sqlite3.Connection) -> T:
             started = time.thread_time()
             try:
                 return function(db)
             finally:
-                if time.thread_time() - started > self._quick_search_seconds:
-                    self._slow_names.add(collection.name)
-                else:
-                    self._slow_names.discard(collection.name)
+                if learn:
+                    self._file(collections, time.thread_time() - started)
 
-        return await self._run(timed, quick=collection.name not in self._slow_names)
+        if (
+            collections
+            and all(c.name in self._quick_names for c in collections)
+            and self._loop_thread in (None, threading.get_ident())
+        ):
+            db = self._loop_connection or await self._open_loop_connection()
+            self._interrupt_at = time.perf_counter() + INLINE_LIMIT_SECONDS
+            try:
+                return timed(db)
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode not in _RETRY_ON_POOL:
+                    raise
+                # Stopped at its deadline, or a lock was held: the pool runs it in full (and a
+                # search's run there files its collection by its CPU time).
+                if exc.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT:
+                    self._file(collections, math.inf)
+            finally:
+                self._interrupt_at = math.inf
+        return await self._run(timed)
+
+    async def _open_loop_connection(self) -> sqlite3.Connection:
+        """The event loop's connection, opened on the pool (opening may write the schema): it never
+        waits for a lock and stops a search that runs past its deadline."""
+
+        def open_(_: sqlite3.Connection) -> sqlite3.Connection:
+            connection = self._open()
+            connection.execute("PRAGMA busy_timeout = 0")
+            connection.set_progress_handler(self._past_deadline, _PROGRESS_STEPS)
+            return connection
+
+        async with self._loop_connection_lock:
+            if self._loop_connection is None:
+                self._loop_connection = await self._run(open_)
+                # Only this thread uses it: an event loop in another thread searches on the pool.
+                self._loop_thread = threading.get_ident()
+        return self._loop_connection
+
+    def _past_deadline(self) -> bool:
+        return time.perf_counter() > self._interrupt_at
+
+    def _file(self, collections: Sequence[Collection], seconds: float) -> None:
+        slow = seconds > self._quick_search_seconds
+        for collection in collections:
+            if slow:
+                self._quick_names.discard(collection.name)
+                self._slow_names.add(collection.name)
+            else:
+                self._slow_names.discard(collection.name)
+                self._quick_names.add(collection.name)
 
     def _narrowing(self, collection: Collection) -> "_Narrowing | None":
         """A slow (large) collection's narrowing record; None for a quick one, searched plainly:
@@ -172,7 +241,11 @@ class EmbeddedBackend:
 
     def _missing(self, db: sqlite3.Connection, collection: Collection, error: sqlite3.Error) -> bool:
         """After a failed query: was the collection dropped since it was seen indexed?"""
-        if not isinstance(error, sqlite3.OperationalError) or collection.name not in self._indexed_names:
+        if (
+            not isinstance(error, sqlite3.OperationalError)
+            or error.sqlite_errorcode in _RETRY_ON_POOL
+            or collection.name not in self._indexed_names
+        ):
             return False
         self._indexed_names.discard(collection.name)
         return not self._indexed(db, collection)
@@ -194,8 +267,8 @@ class EmbeddedBackend:
                     table,
                     match,
                     limit,
-                    narrowing=self._narrowing(collection),
-                    analysis=self._local.analysis,
+                    narrowing=None if db is self._loop_connection else self._narrowing(collection),
+                    analysis=self._analysis[db],
                 )
             except sqlite3.Error as exc:
                 if self._missing(db, collection, exc):
@@ -222,7 +295,7 @@ class EmbeddedBackend:
             ]
 
         try:
-            return await self._run_search(collection, run)
+            return await self._run_read([collection], run)
         except sqlite3.Error as exc:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
 
@@ -289,7 +362,7 @@ class EmbeddedBackend:
                     ).fetchall()
                     return rows
 
-                narrowing = self._narrowing(collection)
+                narrowing = None if db is self._loop_connection else self._narrowing(collection)
                 try:
                     if narrowing is None:
                         rows = select(match)
@@ -314,7 +387,7 @@ class EmbeddedBackend:
             return best
 
         try:
-            return await self._run(run, quick=not self._slow_names.intersection(c.name for c in collections))
+            return await self._run_read(collections, run, learn=False)
         except sqlite3.Error:
             return {}
 
@@ -461,7 +534,6 @@ class EmbeddedBackend:
             return False
 
     async def close(self) -> None:
-        self._quick.shutdown(wait=True)
         self._executor.shutdown(wait=True)
         with self._lock:
             for connection in self._connections:

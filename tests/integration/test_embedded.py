@@ -5,6 +5,7 @@ import asyncio
 import math
 import random
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from retrieval import language, text
 from retrieval.analysis import analyse
+from retrieval.backends import embedded
 from retrieval.backends.embedded import (
     DATABASE_NAME,
     EmbeddedBackend,
@@ -113,7 +115,44 @@ async def test_an_index_from_before_stored_analyses_is_read_and_analysed_at_its_
         await older.close()
 
 
-async def test_quick_searches_run_on_one_thread_and_a_slow_collection_on_the_pool(
+class CountingExecutor(ThreadPoolExecutor):
+    """The backend's pool, counting the work handed to it."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=2)
+        self.submitted = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        self.submitted += 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def counting(backend: EmbeddedBackend) -> CountingExecutor:
+    executor = CountingExecutor()
+    backend._executor.shutdown()
+    backend._executor = executor
+    return executor
+
+
+def zipf_passages(collection: str, count: int, seed: int = 3) -> list[Passage]:
+    rng = random.Random(seed)
+    vocabulary = [f"w{rank}x" for rank in range(1500)]
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
+    return [
+        Passage(
+            id=f"p{i}",
+            collection=collection,
+            doc_id=f"d{i // 4}",
+            source=f"s{i // 4}.md",
+            title=" ".join(rng.choices(vocabulary, weights, k=rng.choice((2, 4)))),
+            # Half the passages of one length: ties in score, which the order must keep too.
+            text=" ".join(rng.choices(vocabulary, weights, k=40 if i % 2 else rng.randint(10, 90))),
+        )
+        for i in range(count)
+    ]
+
+
+async def test_a_quick_collection_is_searched_on_the_event_loop_and_a_slow_one_on_the_pool(
     sample_config: CollectionsConfig, tmp_path: Path
 ) -> None:
     people = sample_config.get("people")
@@ -124,23 +163,92 @@ async def test_quick_searches_run_on_one_thread_and_a_slow_collection_on_the_poo
     queries = ["parental leave", "holiday allowance", "sick days", "remote work", "expenses", "pension"]
     path = tmp_path / "data" / DATABASE_NAME
 
-    quick = EmbeddedBackend(path=path, workers=4)
+    quick = EmbeddedBackend(path=path)
+    pool = counting(quick)
     try:
+        first = await quick.search(people, queries[0], limit=3)  # not searched yet: on the pool
+        assert pool.submitted == 1
+        await quick.search(people, queries[0], limit=3)  # the loop's connection is opened, once
+        handed_over = pool.submitted
         found = await asyncio.gather(*(quick.search(people, q, limit=3) for q in queries))
-        # Every search ran on the quick lane's one thread: one connection was opened.
-        assert len(quick._connections) == 1
+        assert pool.submitted == handed_over  # quick (~0.4 ms): each ran where it was awaited
+        assert await quick.probe([people], queries[1]) and pool.submitted == handed_over
     finally:
         await quick.close()
 
-    slow = EmbeddedBackend(path=path, workers=4, quick_search_seconds=0.0)
+    slow = EmbeddedBackend(path=path, quick_search_seconds=0.0)
+    pool = counting(slow)
     try:
-        first = await slow.search(people, queries[0], limit=3)  # unknown yet: the quick lane
         again = await asyncio.gather(*(slow.search(people, q, limit=3) for q in queries))
-        # Found slow by its first search, the collection was searched on the pool's threads too.
-        assert len(slow._connections) > 1
+        assert pool.submitted >= len(queries)  # every search on the pool's threads
     finally:
         await slow.close()
-    assert first == found[0] and again == found  # the lane changes where a search runs, not what it finds
+    # Where a search runs changes nothing it finds.
+    assert first == found[0] and again == found and sum(map(bool, found)) >= 4
+
+
+async def test_a_search_too_long_for_the_event_loop_is_stopped_and_runs_on_the_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    collection = Collection(name="zipf", title="Zipf", sources=("x",))
+    # Every search counts as quick (up to 10 s of CPU): only the deadline sends one to the pool.
+    backend = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=10.0)
+    try:
+        await backend.sync_collection(collection, zipf_passages("zipf", 3000))
+        query = "w1x w2x w3x w5x w8x w13x"  # common words: thousands of rows to score
+        expected = await backend.search(collection, query, limit=8)  # on the pool, then filed quick
+        assert await backend.search(collection, query, limit=8) == expected  # on the loop
+        pool = counting(backend)
+        # A deadline already passed: SQLite stops the search at its first progress check.
+        monkeypatch.setattr(embedded, "INLINE_LIMIT_SECONDS", -1.0)
+        assert await backend.search(collection, query, limit=8) == expected
+        assert pool.submitted == 1  # run again, in full, on the pool
+        # The pool's run filed the collection by its CPU time (quick, here): the loop's again.
+        monkeypatch.setattr(embedded, "INLINE_LIMIT_SECONDS", 60.0)
+        assert await backend.search(collection, query, limit=8) == expected
+        assert pool.submitted == 1
+    finally:
+        await backend.close()
+
+
+class LockedConnection:
+    """The loop's connection while another process holds a lock: every statement is refused at
+    once (its busy timeout is 0), as SQLite refuses it."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        self.refused = 0
+
+    def execute(self, *args: Any) -> Any:
+        self.refused += 1
+        error = sqlite3.OperationalError("database is locked")
+        error.sqlite_errorcode = sqlite3.SQLITE_BUSY
+        raise error
+
+
+async def test_a_search_that_meets_a_lock_waits_for_it_on_the_pool_not_on_the_event_loop(
+    sample_config: CollectionsConfig, tmp_path: Path
+) -> None:
+    people = sample_config.get("people")
+    assert people is not None
+    backend = build_embedded_backend(tmp_path / "data")
+    try:
+        await index_collection(backend, people, sample_config)
+        expected = await backend.search(people, "parental leave", limit=3)
+        await backend.search(people, "parental leave", limit=3)  # opens the loop's connection
+        assert backend._loop_connection is not None
+        locked = LockedConnection(backend._loop_connection)
+        backend._loop_connection = locked  # type: ignore[assignment]
+        backend._analysis[locked] = True  # type: ignore[index]
+        pool = counting(backend)
+        assert await backend.search(people, "parental leave", limit=3) == expected
+        assert locked.refused == 1 and pool.submitted == 1  # refused at once, then run on the pool
+        # A lock says nothing of the collection's size: it is still searched on the loop first.
+        assert await backend.probe([people], "parental leave") == {"people": expected[0].score}
+        assert locked.refused == 2 and pool.submitted == 2
+        backend._loop_connection = locked.connection
+    finally:
+        await backend.close()
 
 
 async def test_a_large_collection_narrowed_to_its_rarer_terms_ranks_and_scores_as_before(
@@ -150,20 +258,8 @@ async def test_a_large_collection_narrowed_to_its_rarer_terms_ranks_and_scores_a
     that provably changes nothing: every result, its order and its score equal the plain query's."""
     rng = random.Random(3)
     vocabulary = [f"w{rank}x" for rank in range(1500)]
-    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
     collection = Collection(name="zipf", title="Zipf", sources=("x",))
-    passages = [
-        Passage(
-            id=f"p{i}",
-            collection="zipf",
-            doc_id=f"d{i // 4}",
-            source=f"s{i // 4}.md",
-            title=" ".join(rng.choices(vocabulary, weights, k=rng.choice((2, 4)))),
-            # Half the passages of one length: ties in score, which the order must keep too.
-            text=" ".join(rng.choices(vocabulary, weights, k=40 if i % 2 else rng.randint(10, 90))),
-        )
-        for i in range(3000)
-    ]
+    passages = zipf_passages("zipf", 3000, seed=3)
     queries = [
         " ".join(rng.sample(vocabulary[: rng.choice((20, 200, 1500))], rng.randint(2, 12)))
         for _ in range(150)
