@@ -5,6 +5,7 @@ so a reader sees either the old or the new collection, never half of it.
 """
 
 import asyncio
+import logging
 import math
 import sqlite3
 import threading
@@ -21,6 +22,8 @@ from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUna
 from retrieval.language import foreign_stems
 from retrieval.passages import CollectionStats, Passage, SyncStats
 from retrieval.text import terms, unique
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -110,7 +113,7 @@ class EmbeddedBackend:
         self._slow_names: set[str] = set()
         self._quick_names: set[str] = set()
         self._loop_connection: sqlite3.Connection | None = None
-        self._loop_connection_lock = asyncio.Lock()
+        self._loop_connection_lock = threading.Lock()
         self._loop_thread: int | None = None
         self._interrupt_at = math.inf
         self._analysis: dict[sqlite3.Connection, bool] = {}
@@ -170,12 +173,15 @@ class EmbeddedBackend:
                 if learn:
                     self._file(collections, time.thread_time() - started)
 
+        db = self._loop_connection
         if (
-            collections
+            db is not None
+            and collections
             and all(c.name in self._quick_names for c in collections)
             and self._loop_thread in (None, threading.get_ident())
         ):
-            db = self._loop_connection or await self._open_loop_connection()
+            # Only one thread uses it: an event loop in another thread searches on the pool.
+            self._loop_thread = threading.get_ident()
             self._interrupt_at = time.perf_counter() + INLINE_LIMIT_SECONDS
             try:
                 return timed(db)
@@ -190,22 +196,17 @@ class EmbeddedBackend:
                 self._interrupt_at = math.inf
         return await self._run(timed)
 
-    async def _open_loop_connection(self) -> sqlite3.Connection:
-        """The event loop's connection, opened on the pool (opening may write the schema): it never
-        waits for a lock and stops a search that runs past its deadline."""
-
-        def open_(_: sqlite3.Connection) -> sqlite3.Connection:
+    def _open_loop_connection(self) -> None:
+        """The event loop's connection, opened on the pool thread that first found a collection
+        quick (opening may write the schema): it never waits for a lock and stops a search that
+        runs past its deadline."""
+        with self._loop_connection_lock:
+            if self._loop_connection is not None:
+                return
             connection = self._open()
             connection.execute("PRAGMA busy_timeout = 0")
             connection.set_progress_handler(self._past_deadline, _PROGRESS_STEPS)
-            return connection
-
-        async with self._loop_connection_lock:
-            if self._loop_connection is None:
-                self._loop_connection = await self._run(open_)
-                # Only this thread uses it: an event loop in another thread searches on the pool.
-                self._loop_thread = threading.get_ident()
-        return self._loop_connection
+            self._loop_connection = connection
 
     def _past_deadline(self) -> bool:
         return time.perf_counter() > self._interrupt_at
@@ -219,6 +220,12 @@ class EmbeddedBackend:
             else:
                 self._slow_names.discard(collection.name)
                 self._quick_names.add(collection.name)
+        if not slow and self._loop_connection is None:
+            try:
+                self._open_loop_connection()
+            except sqlite3.Error:
+                # Searched on the pool, as before: the search that found it quick has its result.
+                logger.warning("no event-loop connection to the index", exc_info=True)
 
     def _narrowing(self, collection: Collection) -> "_Narrowing | None":
         """A slow (large) collection's narrowing record; None for a quick one, searched plainly:
@@ -539,6 +546,7 @@ class EmbeddedBackend:
             for connection in self._connections:
                 connection.close()
             self._connections.clear()
+        self._loop_connection = None
 
 
 def _add_analysis_column(db: sqlite3.Connection) -> bool:
