@@ -99,15 +99,17 @@ class EmbeddedBackend:
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         # Where a search runs. A collection's searches run on the event loop's thread once one of
-        # them took at most QUICK_SEARCH_SECONDS of CPU (the sample collections: ~0.35 ms): handing
+        # them took at most QUICK_SEARCH_SECONDS of CPU (the sample collections: ~0.4 ms): handing
         # a search to a thread and its result back cost more than the search (a thread's wake-up,
-        # the loop's self-pipe, SQLite's allocation mutex and the GIL at every row: 4.7 ms of CPU a
-        # question at 8 collections, 28 → 24 ms). Such a search runs on a connection of its own
-        # that never waits for a lock and is interrupted past INLINE_LIMIT_SECONDS; either sends it
-        # to the pool, the collection with it. A collection not searched yet, or whose searches take
-        # longer (a large one), is searched on the pool. Two pool threads: eight searches of 200k
-        # passages at once took 5 % less time (p95 20 % less) than on one thread for 35 % more
-        # CPU; four were no faster, for 60-80 % more. Writes and the rest use the pool.
+        # the loop's self-pipe, SQLite's allocation mutex and the GIL at every row; a question at
+        # 8 collections, alternating questions in one process: 30 → 26 ms of CPU). Such a search
+        # runs on a connection of its own that never waits for a lock (one held sends that search
+        # to the pool) and that SQLite stops past INLINE_LIMIT_SECONDS (the search runs again on
+        # the pool, where its CPU time files its collection anew). A collection not searched yet,
+        # or whose searches take longer (a large one), is searched on the pool. Two pool threads:
+        # eight searches of 200k passages at once took 5 % less time (p95 20 % less) than on one
+        # thread for 35 % more CPU; four were no faster, for 60-80 % more. Writes and the rest use
+        # the pool.
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
         self._quick_search_seconds = quick_search_seconds
         self._slow_names: set[str] = set()
