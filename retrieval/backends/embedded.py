@@ -33,9 +33,10 @@ MAX_QUERY_TERMS = 32
 # A collection whose last search took no more CPU than this is searched on the event loop's own
 # thread; one above it, on the pool.
 QUICK_SEARCH_SECONDS = 0.002
-# An on-loop search still running after this long is interrupted and runs again on the pool: the
-# most a search can hold up the event loop (SQLite checks every _PROGRESS_STEPS virtual-machine
-# steps, about 0.1 ms apart).
+# An on-loop search that has used this much of the loop thread's CPU is interrupted and runs again
+# on the pool: the most a search can hold up the event loop (SQLite checks every _PROGRESS_STEPS
+# virtual-machine steps, about 0.2 ms apart in a bench search). CPU, not wall time: a thread the
+# machine set aside for a moment has not held up its loop for longer.
 INLINE_LIMIT_SECONDS = 0.004
 _PROGRESS_STEPS = 2000
 # FTS5's bm25 adds idf × f(k1 + 1) / (f + k1(1 − b + b·len/avglen)) per phrase (k1 = 1.2), which is
@@ -118,6 +119,8 @@ class EmbeddedBackend:
         self._loop_connection_lock = threading.Lock()
         self._loop_thread: int | None = None
         self._interrupt_at = math.inf
+        # Probes of this many collections or more run on the pool: one was stopped on the loop.
+        self._probe_pool_from = math.inf
         self._analysis: dict[sqlite3.Connection, bool] = {}
         self._narrowings: dict[str, _Narrowing] = {}
         self._write_lock = asyncio.Lock()
@@ -180,20 +183,25 @@ class EmbeddedBackend:
             db is not None
             and collections
             and all(c.name in self._quick_names for c in collections)
+            and (learn or len(collections) < self._probe_pool_from)
             and self._loop_thread in (None, threading.get_ident())
         ):
             # Only one thread uses it: an event loop in another thread searches on the pool.
             self._loop_thread = threading.get_ident()
-            self._interrupt_at = time.perf_counter() + INLINE_LIMIT_SECONDS
+            self._interrupt_at = time.thread_time() + INLINE_LIMIT_SECONDS
             try:
                 return timed(db)
             except sqlite3.OperationalError as exc:
                 if exc.sqlite_errorcode not in _RETRY_ON_POOL:
                     raise
-                # Stopped at its deadline, or a lock was held: the pool runs it in full (and a
-                # search's run there files its collection by its CPU time).
+                # Stopped at its deadline, or a lock was held: the pool runs it in full. A stopped
+                # search's collection goes with it (its run there files it anew by its CPU time);
+                # a stopped probe sends probes of as many collections to the pool from now on.
                 if exc.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT:
-                    self._file(collections, math.inf)
+                    if learn:
+                        self._file(collections, math.inf)
+                    else:
+                        self._probe_pool_from = min(self._probe_pool_from, len(collections))
             finally:
                 self._interrupt_at = math.inf
         return await self._run(timed)
@@ -211,7 +219,7 @@ class EmbeddedBackend:
             self._loop_connection = connection
 
     def _past_deadline(self) -> bool:
-        return time.perf_counter() > self._interrupt_at
+        return time.thread_time() > self._interrupt_at
 
     def _file(self, collections: Sequence[Collection], seconds: float) -> None:
         slow = seconds > self._quick_search_seconds

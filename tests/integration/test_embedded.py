@@ -214,6 +214,18 @@ async def test_a_search_too_long_for_the_event_loop_is_stopped_and_runs_on_the_p
         monkeypatch.setattr(embedded, "INLINE_LIMIT_SECONDS", 60.0)
         assert await backend.search(collection, query, limit=8) == expected
         assert pool.submitted == 1
+        # A probe stopped on the loop runs on the pool, and so do later probes of as many
+        # collections; searches stay on the loop.
+        probed = await backend.probe([collection], query)
+        assert probed == {"zipf": expected[0].score} and pool.submitted == 1
+        monkeypatch.setattr(embedded, "INLINE_LIMIT_SECONDS", -1.0)
+        assert await backend.probe([collection], query) == probed
+        assert pool.submitted == 2
+        monkeypatch.setattr(embedded, "INLINE_LIMIT_SECONDS", 60.0)
+        assert await backend.probe([collection], query) == probed
+        assert pool.submitted == 3
+        assert await backend.search(collection, query, limit=8) == expected
+        assert pool.submitted == 3
     finally:
         await backend.close()
 
