@@ -245,7 +245,7 @@ class LockedConnection:
         raise error
 
 
-async def test_a_search_that_meets_a_lock_waits_for_it_on_the_pool_not_on_the_event_loop(
+async def test_a_search_refused_a_lock_on_the_event_loop_runs_on_the_pool_instead(
     sample_config: CollectionsConfig, tmp_path: Path
 ) -> None:
     people = sample_config.get("people")
