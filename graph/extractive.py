@@ -64,7 +64,6 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     # sentence whose bound cannot beat the best value so far, and a sentence none of whose hits is
     # covered is worth exactly its bound. Only sentences with hits become candidates.
     candidates: list[tuple[str, Sequence[str], AbstractSet[str], float, float, bool, Passage, float]] = []
-    weight = weights.__getitem__
     for rank, (passage, sentences, _, title) in enumerate(analysed):
         title_stems = title & weights.keys()
         prior = 0.5 * (passage.score / top_score) + 0.5 / (1 + rank)
@@ -76,29 +75,22 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
                 continue
             if is_heading(sentence, passage.title):
                 continue
-            gain = sum(map(weight, hits))
-            coverage = (gain + 0.5 * sum(map(weight, title_stems - hits))) / total
+            gain = sum(weights[s] for s in hits)
+            coverage = (gain + 0.5 * sum(weights[s] for s in title_stems - hits)) / total
             meta = sentence[:1] in "tT" and _ABOUT_THE_DOCUMENT.match(sentence) is not None
             bound = 0.6 * (gain / total) + 0.15 * coverage + 0.25 * prior
             if meta:
                 bound *= META_PENALTY
             candidates.append((sentence, sentence_stems, hits, coverage, prior, meta, passage, bound))
-    # Best bound first (ties in candidate order): a pick stops at the first sentence whose bound is
-    # below the best value found, and among equal values takes the earliest candidate, as a scan of
-    # every candidate in order that keeps the first strictly better value would.
-    order = sorted(range(len(candidates)), key=lambda i: -candidates[i][7])
-    ranked = [(i, *candidates[i]) for i in order]
     chosen: list[Claim] = []
     chosen_stems: list[frozenset[str]] = []
     covered: set[str] = set()
     first_value = 0.0
-    while ranked and len(chosen) < limit:
-        best_at, best_index, best_value, best_coverage = -1, -1, 0.0, 0.0
-        for at, (index, _, _, hits, coverage, prior, meta, _, bound) in enumerate(ranked):
-            if bound < best_value:
-                break  # its value, and every later one's, is at most its bound
-            if bound == best_value and index > best_index:
-                continue  # at best a tie with an earlier candidate
+    while candidates and len(chosen) < limit:
+        best_index, best_value, best_coverage = -1, 0.0, 0.0
+        for index, (_, _, hits, coverage, prior, meta, _, bound) in enumerate(candidates):
+            if bound <= best_value:
+                continue  # its value is at most its bound: it cannot be the best
             if covered and not covered.isdisjoint(hits):
                 novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
                 value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
@@ -106,21 +98,21 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
                     value *= META_PENALTY
             else:
                 value = bound
-            if value > best_value or (value == best_value and 0 <= index < best_index):
-                best_at, best_index, best_value, best_coverage = at, index, value, coverage
-        if best_at < 0:
+            if value > best_value:
+                best_index, best_value, best_coverage = index, value, coverage
+        if best_index < 0:
             break
-        own = frozenset(ranked[best_at][2])
+        own = frozenset(candidates[best_index][1])
         if any(jaccard(own, other) >= REDUNDANCY for other in chosen_stems):
             # A near-repeat of a chosen sentence is never chosen: tested when it would be the pick
             # (the same picks as dropping every near-repeat when a sentence is chosen, without
             # comparing every candidate).
-            ranked.pop(best_at)
+            candidates.pop(best_index)
             continue
         if best_value < 0.5 * first_value:
             break
         first_value = first_value or best_value
-        _, sentence, _, hits, _, _, _, passage, _ = ranked.pop(best_at)
+        sentence, _, hits, _, _, _, passage, _ = candidates.pop(best_index)
         chosen.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=round(best_coverage, 4)))
         chosen_stems.append(own)
         covered |= hits
