@@ -39,6 +39,9 @@ QUICK_SEARCH_SECONDS = 0.002
 # machine set aside for a moment has not held up its loop for longer.
 INLINE_LIMIT_SECONDS = 0.004
 _PROGRESS_STEPS = 2000
+# A search on the event loop that SQLite stopped (past its deadline) or that met a lock: the pool's
+# connections wait for locks and have no deadline.
+_RETRY_ON_POOL = frozenset({sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 # FTS5's bm25 adds idf × f(k1 + 1) / (f + k1(1 − b + b·len/avglen)) per phrase (k1 = 1.2), which is
 # below idf × (k1 + 1) however often the phrase occurs; a phrase in half the rows or more has its
 # idf clamped to 1e-6.
@@ -52,9 +55,6 @@ _CLAMPED_IDF = 1e-6
 # at 1.5, while bench/search.py's Zipf corpus, whose eighth best scores 1.3–1.8 ×, left out half
 # as much at 1.0 as at 1.5 (0–2 % fallbacks).
 _FIRST_GUESS = 1.0
-# A search on the event loop that SQLite stopped (past its deadline) or that met a lock: the pool's
-# connections wait for locks and have no deadline.
-_RETRY_ON_POOL = frozenset({sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 _RATIOS_KEPT = 8
 
 _SCHEMA = """
@@ -113,8 +113,8 @@ class EmbeddedBackend:
         # the pool.
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
         self._quick_search_seconds = quick_search_seconds
-        self._slow_names: set[str] = set()
-        self._quick_names: set[str] = set()
+        # Each collection searched so far: quick (True) or slow (False), by its last search.
+        self._quick: dict[str, bool] = {}
         self._loop_connection: sqlite3.Connection | None = None
         self._loop_connection_lock = threading.Lock()
         self._loop_thread: int | None = None
@@ -182,7 +182,7 @@ class EmbeddedBackend:
         if (
             db is not None
             and collections
-            and all(c.name in self._quick_names for c in collections)
+            and all(self._quick.get(c.name, False) for c in collections)
             and (learn or len(collections) < self._probe_pool_from)
             and self._loop_thread in (None, threading.get_ident())
         ):
@@ -222,25 +222,21 @@ class EmbeddedBackend:
         return time.thread_time() > self._interrupt_at
 
     def _file(self, collections: Sequence[Collection], seconds: float) -> None:
-        slow = seconds > self._quick_search_seconds
+        quick = seconds <= self._quick_search_seconds
         for collection in collections:
-            if slow:
-                self._quick_names.discard(collection.name)
-                self._slow_names.add(collection.name)
-            else:
-                self._slow_names.discard(collection.name)
-                self._quick_names.add(collection.name)
-        if not slow and self._loop_connection is None:
+            self._quick[collection.name] = quick
+        if quick and self._loop_connection is None:
             try:
                 self._open_loop_connection()
             except sqlite3.Error:
                 # Searched on the pool, as before: the search that found it quick has its result.
                 logger.warning("no event-loop connection to the index", exc_info=True)
 
-    def _narrowing(self, collection: Collection) -> "_Narrowing | None":
+    def _narrowing(self, collection: Collection, db: sqlite3.Connection) -> "_Narrowing | None":
         """A slow (large) collection's narrowing record; None for a quick one, searched plainly:
-        there, narrowing's extra counts and NOT cost more than the scoring it saves."""
-        if collection.name not in self._slow_names:
+        there, narrowing's extra counts and NOT cost more than the scoring it saves (and None on the
+        loop's connection, which runs no transaction a deadline could leave open)."""
+        if self._quick.get(collection.name, True) or db is self._loop_connection:
             return None
         return self._narrowings.setdefault(collection.name, _Narrowing())
 
@@ -284,7 +280,7 @@ class EmbeddedBackend:
                     table,
                     match,
                     limit,
-                    narrowing=None if db is self._loop_connection else self._narrowing(collection),
+                    narrowing=self._narrowing(collection, db),
                     analysis=self._analysis[db],
                 )
             except sqlite3.Error as exc:
@@ -346,8 +342,6 @@ class EmbeddedBackend:
             ).fetchall()
             return rows
 
-        if narrowing is None:
-            return select(match)
         return _top_rows(
             # row[6] is -top.rank, the score: keep it in step with the SELECT list above.
             db,
@@ -379,22 +373,18 @@ class EmbeddedBackend:
                     ).fetchall()
                     return rows
 
-                narrowing = None if db is self._loop_connection else self._narrowing(collection)
                 try:
-                    if narrowing is None:
-                        rows = select(match)
-                    else:
-                        # The best score is no guide to a search's limit-th: probes do not teach.
-                        rows = _top_rows(
-                            db,
-                            table,
-                            match,
-                            1,
-                            select,
-                            score=lambda row: float(row[0]),
-                            narrowing=narrowing,
-                            learn=False,
-                        )
+                    # The best score is no guide to a search's limit-th: probes do not teach.
+                    rows = _top_rows(
+                        db,
+                        table,
+                        match,
+                        1,
+                        select,
+                        score=lambda row: float(row[0]),
+                        narrowing=self._narrowing(collection, db),
+                        learn=False,
+                    )
                 except sqlite3.Error as exc:
                     if self._missing(db, collection, exc):
                         continue
@@ -602,13 +592,16 @@ def _top_rows(
     select: Callable[[str], list[T]],
     *,
     score: Callable[[T], float],
-    narrowing: _Narrowing,
+    narrowing: _Narrowing | None,
     learn: bool = True,
 ) -> list[T]:
     """``select(match)``, with the rows that contain only ``match``'s most common phrases left
     unscored when the result shows they could not have ranked: the same rows, order and scores.
     Most of a large collection's search is BM25 scoring every matching row, and most matching rows
-    are there for one or two common words that cannot lift them into the top ``limit``."""
+    are there for one or two common words that cannot lift them into the top ``limit``. Without
+    ``narrowing`` (a quick collection), ``select(match)`` as it is."""
+    if narrowing is None:
+        return select(match)
     phrases = match.split(" OR ")  # fts_query's form: quoted phrases, OR-ed
     if len(phrases) < 2:
         return select(match)
