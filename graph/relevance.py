@@ -143,7 +143,8 @@ def term_coverage(focus: QuestionFocus, sentence: str, title: str) -> float:
         return 0.0
     own = focus.stems(sentence) & focus.weights.keys()
     titled = (focus.stems(title) & focus.weights.keys()) - own
-    return (sum(focus.weights[s] for s in own) + 0.5 * sum(focus.weights[s] for s in titled)) / focus.total
+    weight = focus.weights.__getitem__  # summed through ``map``: cheaper than a generator
+    return (sum(map(weight, own)) + 0.5 * sum(map(weight, titled))) / focus.total
 
 
 def names_entity(entity: tuple[str, ...], text_words: set[str]) -> bool:
