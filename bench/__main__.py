@@ -71,8 +71,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"(slowest branch + synthesis) — the target is at most 1.1 — and one branch at a time is "
         f"{eight['speedup']}× slower. "
         "CPU per question is the process's CPU time while the question runs (the work outside the "
-        "waits, the search threads' included), a new question each run; LangGraph's floor is the CPU of "
-        "the same graph shape and streams with nodes that do nothing (`bench/graph_floor.py`).",
+        f"waits, the search threads' included), the median of {eight['cpu_questions']} new questions asked "
+        f"in rounds of {report['runs']}, the text caches emptied before each round; LangGraph's floor is the "
+        "CPU of the same graph shape and streams with nodes that do nothing (`bench/graph_floor.py`).",
         "",
     ]
     llm = report.get("llm_6x300ms")
