@@ -3,6 +3,12 @@
 A change to a collection is written into a fresh concrete index and the alias is swapped in one
 ``_aliases`` call, so readers never see a half-written collection and a failed write leaves the old
 index live. Routing probes go out as one ``_msearch``.
+
+Each passage is stored with its text analysis (``retrieval.analysis``), in a field Elasticsearch
+keeps in ``_source`` without parsing it; a search hands it to the text caches with the hit. The
+index's ``_meta`` records the analysis rules it was written with: a collection indexed before
+analyses were stored, or under other rules, is written anew at its next sync even when its
+passages are unchanged.
 """
 
 import logging
@@ -14,6 +20,7 @@ from elastic_transport import TransportError
 from elasticsearch import AsyncElasticsearch, helpers
 from elasticsearch import exceptions as es_exceptions
 
+from retrieval.analysis import analyse, fingerprint, offer
 from retrieval.collections import Collection
 from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
 from retrieval.passages import CollectionStats, Passage, SyncStats
@@ -21,7 +28,7 @@ from retrieval.passages import CollectionStats, Passage, SyncStats
 logger = logging.getLogger(__name__)
 
 SEARCH_FIELDS = ["title^2", "text"]
-_SOURCE_FIELDS = ["id", "doc_id", "source", "title", "url", "text"]
+_SOURCE_FIELDS = ["id", "doc_id", "source", "title", "url", "text", "analysis"]
 _FAILURES = (es_exceptions.ApiError, TransportError)
 
 INDEX_SETTINGS: dict[str, Any] = {
@@ -38,8 +45,15 @@ INDEX_MAPPINGS: dict[str, Any] = {
         "url": {"type": "keyword", "index": False},
         "title": {"type": "text", "analyzer": "english"},
         "text": {"type": "text", "analyzer": "english"},
+        # The passage's analysis (a JSON string): kept in _source, neither parsed nor indexed.
+        "analysis": {"type": "object", "enabled": False},
     },
 }
+
+
+def index_mappings() -> dict[str, Any]:
+    """``INDEX_MAPPINGS`` with the analysis rules' fingerprint in ``_meta``."""
+    return {**INDEX_MAPPINGS, "_meta": {"analysis": fingerprint()}}
 
 
 def _match(query: str, *, broad: bool) -> dict[str, Any]:
@@ -51,6 +65,8 @@ def _match(query: str, *, broad: bool) -> dict[str, Any]:
 
 def _passage(collection: str, hit: dict[str, Any]) -> Passage:
     source = hit["_source"]
+    # Read when the question's text work first needs this text (nothing if it is still cached).
+    offer(source["title"], source["text"], source.get("analysis"))
     fragments = [
         fragment.replace("<em>", "").replace("</em>", "")
         for fragment in hit.get("highlight", {}).get("text", [])
@@ -138,14 +154,15 @@ class ElasticsearchBackend:
         try:
             old_indices = await self._alias_targets(alias)
             existing = await self._existing_ids(alias) if old_indices else set()
+            analysed = await self._analysed(old_indices) if old_indices else False
         except _FAILURES as exc:
             raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
-        if old_indices and existing == set(wanted):
+        if old_indices and existing == set(wanted) and analysed:
             return SyncStats(added=0, removed=0, unchanged=len(wanted))
         new_index = f"{alias}-{time.time_ns()}"
         try:
             await self._client.indices.create(
-                index=new_index, settings=INDEX_SETTINGS, mappings=INDEX_MAPPINGS
+                index=new_index, settings=INDEX_SETTINGS, mappings=index_mappings()
             )
             await helpers.async_bulk(
                 self._client,
@@ -165,6 +182,15 @@ class ElasticsearchBackend:
             added=len(set(wanted) - existing),
             removed=len(existing - set(wanted)),
             unchanged=len(existing & set(wanted)),
+        )
+
+    async def _analysed(self, indices: Sequence[str]) -> bool:
+        """Whether every one of ``indices`` stores its passages' analyses under the current rules."""
+        response = await self._client.indices.get_mapping(index=",".join(indices))
+        version = fingerprint()
+        return all(
+            mapping.get("mappings", {}).get("_meta", {}).get("analysis") == version
+            for mapping in response.body.values()
         )
 
     async def _delete_quietly(self, index: str) -> None:
@@ -187,6 +213,7 @@ class ElasticsearchBackend:
                     "title": passage.title,
                     "url": passage.url,
                     "text": passage.text,
+                    "analysis": analyse(passage.title, passage.text),
                 },
             }
 

@@ -6,10 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.backends import SearchBackend
+from retrieval import language, text
+from retrieval.analysis import fingerprint
+from retrieval.backends import SearchBackend, elastic
+from retrieval.backends.elastic import build_elasticsearch_backend
 from retrieval.collections import CollectionsConfig
 from retrieval.errors import CollectionNotIndexedError
 from retrieval.ingest.pipeline import index_collection
+from retrieval.language import stem_tuple_in
+from retrieval.text import sentence_analysis, stems
 from tests.fakes.pdf import write_pdf
 
 
@@ -114,3 +119,52 @@ async def test_backend_broad_search_finds_partial_words(
     assert product is not None
     assert await backend.search(product, "webhoo", limit=3) == []
     assert await backend.search(product, "webhoo", limit=3, broad=True)
+
+
+async def test_backend_search_hands_over_the_analysis_stored_when_the_passage_was_indexed(
+    backend: SearchBackend, isolated_config: CollectionsConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    people = isolated_config.get("people")
+    assert people is not None
+    await index_collection(backend, people, isolated_config)
+    text.forget_texts()
+    language.forget_texts()
+    hits = await backend.search(people, "parental leave", limit=3)
+    assert hits
+
+    def analysed_again(*args: object) -> None:
+        raise AssertionError("a retrieved passage was analysed again")
+
+    monkeypatch.setattr(text, "_split", analysed_again)
+    monkeypatch.setattr(text, "term_stems", analysed_again)
+    monkeypatch.setattr(language, "content_stems", analysed_again)
+    for hit in hits:
+        assert sentence_analysis(hit.text)[0]
+        assert stems(hit.title) and stem_tuple_in(hit.text)
+
+
+async def test_an_elasticsearch_index_written_under_other_analysis_rules_is_written_anew(
+    elasticsearch_url: str, isolated_config: CollectionsConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its passages unchanged, the collection's next sync still writes a fresh index, whose
+    mapping records the current rules (and whose passages carry analyses made under them)."""
+    people = isolated_config.get("people")
+    assert people is not None
+    backend = build_elasticsearch_backend(url=elasticsearch_url)
+    client = backend._client  # the backend's own client: read the alias as a reader would
+    try:
+        with monkeypatch.context() as older:
+            older.setattr(elastic, "fingerprint", lambda: "older-rules")
+            first = await index_collection(backend, people, isolated_config)
+        (before,) = (await client.indices.get_alias(name=people.alias)).body
+        again = await index_collection(backend, people, isolated_config)
+        assert (again.added, again.removed, again.unchanged) == (0, 0, first.passages)
+        mappings = (await client.indices.get_mapping(index=people.alias)).body
+        (after,) = mappings
+        assert after != before
+        assert mappings[after]["mappings"]["_meta"]["analysis"] == fingerprint()
+        # Written under the current rules: a further sync changes nothing.
+        await index_collection(backend, people, isolated_config)
+        assert list((await client.indices.get_alias(name=people.alias)).body) == [after]
+    finally:
+        await backend.close()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from retrieval import language, text
+from retrieval import text
 from retrieval.analysis import analyse
 from retrieval.backends import embedded
 from retrieval.backends.embedded import (
@@ -26,9 +26,8 @@ from retrieval.backends.embedded import (
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.errors import CollectionNotIndexedError
 from retrieval.ingest.pipeline import index_collection
-from retrieval.language import stem_tuple_in
 from retrieval.passages import Passage
-from retrieval.text import sentence_analysis, stems
+from retrieval.text import sentence_analysis
 
 
 async def test_a_collection_indexed_or_dropped_elsewhere_is_seen_by_a_running_backend(
@@ -58,32 +57,6 @@ async def test_a_collection_indexed_or_dropped_elsewhere_is_seen_by_a_running_ba
     finally:
         await serving.close()
         await indexer.close()
-
-
-async def test_a_search_hands_over_the_analysis_stored_when_the_passage_was_indexed(
-    sample_config: CollectionsConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    people = sample_config.get("people")
-    assert people is not None
-    backend = build_embedded_backend(tmp_path / "data")
-    try:
-        await index_collection(backend, people, sample_config)
-        text.forget_texts()
-        language.forget_texts()
-        hits = await backend.search(people, "parental leave", limit=3)
-        assert hits
-
-        def analysed_again(*args: object) -> None:
-            raise AssertionError("a retrieved passage was analysed again")
-
-        monkeypatch.setattr(text, "_split", analysed_again)
-        monkeypatch.setattr(text, "term_stems", analysed_again)
-        monkeypatch.setattr(language, "content_stems", analysed_again)
-        for hit in hits:
-            assert sentence_analysis(hit.text)[0]
-            assert stems(hit.title) and stem_tuple_in(hit.text)
-    finally:
-        await backend.close()
 
 
 async def test_an_index_from_before_stored_analyses_is_read_and_analysed_at_its_next_sync(
