@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from redis.asyncio import Redis
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -25,7 +24,7 @@ from bot.ratelimit import build_budget
 from bot.scheduler import QuestionScheduler
 from bot.service import ResearchService
 from bot.settings import ConferSettings, SettingsError
-from bot.slack.acks import AckWindow
+from bot.slack.acks import AckFirstApp, AckWindow
 from bot.slack.app import SlackResponder, authorize_once, build_slack_app
 from bot.slack.followups import SlackConversations
 from bot.slack.gateway import APPEND_WINDOWS, UPDATE_WINDOWS, SlackGateway, share_session
@@ -171,7 +170,7 @@ class ConferServer:
     def desk(self) -> FeedbackDesk:
         return FeedbackDesk(store=self.feedback, metrics=self.metrics)
 
-    async def _build_bolt(self) -> AsyncApp:
+    async def _build_bolt(self) -> AckFirstApp:
         settings = self.settings
         assert self.client is not None
         redis = None

@@ -7,12 +7,13 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
-from slack_bolt.async_app import AsyncApp
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.signature import SignatureVerifier
 
 from bot.metrics import ConferMetrics
-from bot.slack.verify import check_request
+from bot.slack.acks import AckFirstApp
+from bot.slack.verify import Rejection, check_request
 from bot.turns import TurnGate
 
 logger = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ SLACK_REQUESTS_PER_TURN = 32
 
 def build_web_app(
     *,
-    bolt: AsyncApp | None,
+    bolt: AckFirstApp | None,
     metrics: ConferMetrics,
     ready: ReadyCheck,
     teams: Handler | None = None,
@@ -44,16 +45,27 @@ def build_web_app(
         assert bolt is not None and verifier is not None
         body = await request.read()
         await turns.enter()
-        rejection = check_request(verifier, body, request.headers)
-        if rejection is not None:
-            metrics.slack_requests_rejected.labels(rejection.reason).inc()
+        verified = check_request(verifier, body, request.headers)
+        if isinstance(verified, Rejection):
+            metrics.slack_requests_rejected.labels(verified.reason).inc()
             logger.warning(
                 "refused a request to /slack/events",
-                extra={"reason": rejection.reason, "status": rejection.status, "peer": request.remote},
+                extra={"reason": verified.reason, "status": verified.status, "peer": request.remote},
             )
-            return web.Response(status=rejection.status)
+            return web.Response(status=verified.status)
+        text, query, headers = verified.text, request.query_string, request.headers
+
+        def bolt_request() -> AsyncBoltRequest:  # what Bolt's aiohttp adapter builds
+            return AsyncBoltRequest(body=text, query=query, headers=headers)  # type: ignore[arg-type]
+
+        if bolt.acks_first(verified.envelope):
+            # Acked with the empty 200 Bolt would answer; Bolt's request (which parses the body
+            # again) is built when its turn comes, after the burst's acks.
+            bolt.dispatch_later(bolt_request)
+            metrics.ack_duration.observe(time.perf_counter() - started)
+            return web.Response(status=200, body=b"", content_type="text/plain")
         try:
-            response = await bolt.async_dispatch(await to_bolt_request(request))
+            response = await bolt.async_dispatch(bolt_request())
         except Exception as error:  # a signed payload Bolt could not handle: no traceback per request
             metrics.slack_requests_rejected.labels("malformed").inc()
             logger.warning("could not handle a signed slack request", extra={"error": type(error).__name__})

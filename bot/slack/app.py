@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_bolt.async_app import AsyncAck, AsyncBoltContext
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -212,7 +212,7 @@ def build_slack_app(
     identity: AuthorizeResult | None = None,
     conversations: SlackConversations | None = None,
     acks: AckWindow | None = None,
-) -> AsyncApp:
+) -> AckFirstApp:
     """``identity`` (from ``authorize_once``) spares every request an ``auth.test``; without it
     Bolt calls ``auth.test`` itself. ``conversations``: thread memory, follow-ups and DMs. Events
     are acked at once; their work waits for the acks ``acks`` counts (``bot.slack.acks``)."""

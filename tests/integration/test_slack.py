@@ -6,8 +6,11 @@ import re
 import time
 from typing import Any
 
+import pytest
 from aiohttp import ClientSession
+from slack_bolt.request.async_request import AsyncBoltRequest
 
+from bot import web
 from retrieval.collections import ChannelPolicy
 from tests.integration.conftest import Harness
 
@@ -58,6 +61,28 @@ async def test_mention_is_acked_before_the_work_and_answered_in_its_thread(harne
     sources = _sources(blocks)
     assert _answer_markers(blocks) == set(sources) and sources
     assert "Engineering handbook" in answer["text"] and "Security policy" in answer["text"]
+
+
+async def test_bolt_reads_a_mention_after_its_ack_and_a_command_before_its_answer(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mention is acked from the first look at its body; Bolt's request is built in the work
+    that runs after the ack. A command's ack carries Bolt's answer, so Bolt reads it at once."""
+    built_in: list[str] = []  # the task that built each request Bolt was handed
+    real = AsyncBoltRequest
+
+    def bolt_request(**kwargs: Any) -> AsyncBoltRequest:
+        task = asyncio.current_task()
+        built_in.append(task.get_name() if task is not None else "")
+        return real(**kwargs)
+
+    monkeypatch.setattr(web, "AsyncBoltRequest", bolt_request)
+    assert await harness.slack.mention("How long is parental leave?") == (200, "")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    assert built_in == ["confer-slack-event"]
+    status, body = await harness.slack.command("help")
+    assert status == 200 and "/ask" in body
+    assert len(built_in) == 2 and built_in[1] != "confer-slack-event"
 
 
 async def test_an_event_no_listener_takes_is_still_refused_by_bolt(harness: Harness) -> None:
