@@ -59,20 +59,26 @@ async def test_a_collection_indexed_or_dropped_elsewhere_is_seen_by_a_running_ba
         await indexer.close()
 
 
+async def _people_indexed_before_stored_analyses(config: CollectionsConfig, data: Path) -> Collection:
+    """The people collection indexed into ``data``, then the file as an older Confer wrote it: no
+    analysis column."""
+    people = config.get("people")
+    assert people is not None
+    indexer = build_embedded_backend(data)
+    try:
+        await index_collection(indexer, people, config)
+    finally:
+        await indexer.close()
+    with sqlite3.connect(data / DATABASE_NAME) as db:
+        db.execute("ALTER TABLE passages DROP COLUMN analysis")
+    return people
+
+
 async def test_an_index_from_before_stored_analyses_is_read_and_analysed_at_its_next_sync(
     sample_config: CollectionsConfig, tmp_path: Path
 ) -> None:
-    people = sample_config.get("people")
-    assert people is not None
     data = tmp_path / "data"
-    backend = build_embedded_backend(data)
-    try:
-        await index_collection(backend, people, sample_config)
-    finally:
-        await backend.close()
-    # The file as an older Confer wrote it: no analysis column.
-    with sqlite3.connect(data / DATABASE_NAME) as db:
-        db.execute("ALTER TABLE passages DROP COLUMN analysis")
+    people = await _people_indexed_before_stored_analyses(sample_config, data)
     older = build_embedded_backend(data)
     try:
         text.forget_texts()
@@ -314,16 +320,8 @@ async def test_a_narrowed_search_falls_back_when_a_common_term_could_outrank_the
 async def test_a_read_only_index_from_before_stored_analyses_is_still_searched(
     sample_config: CollectionsConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    people = sample_config.get("people")
-    assert people is not None
     data = tmp_path / "data"
-    indexer = build_embedded_backend(data)
-    try:
-        await index_collection(indexer, people, sample_config)
-    finally:
-        await indexer.close()
-    with sqlite3.connect(data / DATABASE_NAME) as db:
-        db.execute("ALTER TABLE passages DROP COLUMN analysis")
+    people = await _people_indexed_before_stored_analyses(sample_config, data)
     # The file mounted read-only: the column cannot be added (tests run as root, who may write any
     # file, so the connections are opened read-only instead).
     connect = sqlite3.connect
