@@ -5,9 +5,10 @@ import itertools
 from pathlib import Path
 
 import pytest
+from elasticsearch import AsyncElasticsearch
 
 from retrieval import language, text
-from retrieval.analysis import fingerprint
+from retrieval.analysis import analyse, fingerprint
 from retrieval.backends import SearchBackend, elastic
 from retrieval.backends.elastic import build_elasticsearch_backend
 from retrieval.collections import CollectionsConfig
@@ -151,7 +152,7 @@ async def test_an_elasticsearch_index_written_under_other_analysis_rules_is_writ
     people = isolated_config.get("people")
     assert people is not None
     backend = build_elasticsearch_backend(url=elasticsearch_url)
-    client = backend._client  # the backend's own client: read the alias as a reader would
+    client = AsyncElasticsearch(elasticsearch_url)  # reads the alias as any reader would
     try:
         with monkeypatch.context() as older:
             older.setattr(elastic, "fingerprint", lambda: "older-rules")
@@ -163,8 +164,14 @@ async def test_an_elasticsearch_index_written_under_other_analysis_rules_is_writ
         (after,) = mappings
         assert after != before
         assert mappings[after]["mappings"]["_meta"]["analysis"] == fingerprint()
+        hits = (await client.search(index=people.alias, size=100))["hits"]["hits"]
+        assert len(hits) == first.passages
+        assert all(
+            h["_source"]["analysis"] == analyse(h["_source"]["title"], h["_source"]["text"]) for h in hits
+        )
         # Written under the current rules: a further sync changes nothing.
         await index_collection(backend, people, isolated_config)
         assert list((await client.indices.get_alias(name=people.alias)).body) == [after]
     finally:
+        await client.close()
         await backend.close()
