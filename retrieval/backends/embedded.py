@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+import snowballstemmer
+
 from retrieval.analysis import analyse, fingerprint, offer
 from retrieval.collections import Collection
 from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
@@ -56,6 +58,8 @@ _CLAMPED_IDF = 1e-6
 # as much at 1.0 as at 1.5 (0–2 % fallbacks).
 _FIRST_GUESS = 1.0
 _RATIOS_KEPT = 8
+# Phrase counts kept per collection between searches (``_PhraseCounts``): emptied when this many.
+_COUNTS_KEPT = 16384
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -123,6 +127,7 @@ class EmbeddedBackend:
         self._probe_pool_from = math.inf
         self._analysis: dict[sqlite3.Connection, bool] = {}
         self._narrowings: dict[str, _Narrowing] = {}
+        self._counts: dict[str, _PhraseCounts] = {}
         self._write_lock = asyncio.Lock()
         # Collections seen indexed: once indexed, a collection stays so until it is dropped, so the
         # check is one query per collection and process, not one per search. A collection dropped by
@@ -240,6 +245,9 @@ class EmbeddedBackend:
             return None
         return self._narrowings.setdefault(collection.name, _Narrowing())
 
+    def _phrase_counts(self, collection: Collection) -> "_PhraseCounts":
+        return self._counts.setdefault(collection.name, _PhraseCounts(collection.name))
+
     @staticmethod
     def _table(collection: Collection) -> str:
         return f'"fts_{collection.name}"'  # names are validated slugs: safe to quote
@@ -281,6 +289,7 @@ class EmbeddedBackend:
                     match,
                     limit,
                     narrowing=self._narrowing(collection, db),
+                    counts=self._phrase_counts(collection),
                     analysis=self._analysis[db],
                 )
             except sqlite3.Error as exc:
@@ -320,12 +329,13 @@ class EmbeddedBackend:
         limit: int,
         *,
         narrowing: "_Narrowing | None" = None,
+        counts: "_PhraseCounts | None" = None,
         analysis: bool = True,
     ) -> list[tuple[Any, ...]]:
         """The top ``limit`` passages: ranked inside the FTS table first, then only those rows read
         from ``passages`` (joining before the limit read every matching passage: 3 × slower at
-        200k passages). With ``narrowing`` (large collections), rows with only common terms are
-        left unscored where that provably changes nothing (``_top_rows``). Without ``analysis`` (an
+        200k passages). With ``counts``, rows with only common terms are left unscored (see
+        ``_top_rows``). Without ``analysis`` (an
         index from before stored analyses that this connection could not add the column to), every
         row's analysis reads as absent."""
         stored = "p.analysis" if analysis else "NULL"
@@ -351,6 +361,7 @@ class EmbeddedBackend:
             select,
             score=lambda row: float(row[6]),
             narrowing=narrowing,
+            counts=counts,
         )
 
     async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
@@ -383,6 +394,7 @@ class EmbeddedBackend:
                         select,
                         score=lambda row: float(row[0]),
                         narrowing=self._narrowing(collection, db),
+                        counts=self._phrase_counts(collection),
                         learn=False,
                     )
                 except sqlite3.Error as exc:
@@ -465,6 +477,8 @@ class EmbeddedBackend:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+            # After the commit, which writes FTS5's pending rows and averages record to its tables.
+            _store_common_terms(db, collection.name)
             return SyncStats(added=added, removed=len(stale), unchanged=len(wanted) - added)
 
         async with self._write_lock:
@@ -510,6 +524,8 @@ class EmbeddedBackend:
                 db.execute(f"DROP TABLE IF EXISTS {table}")
                 db.execute("DELETE FROM passages WHERE collection = ?", (collection.name,))
                 db.execute("DELETE FROM collections WHERE name = ?", (collection.name,))
+                db.execute(_COMMON_TERMS_SCHEMA)
+                db.execute("DELETE FROM common_terms WHERE collection = ?", (collection.name,))
                 db.execute("COMMIT")
                 self._indexed_names.discard(collection.name)
             except BaseException:
@@ -593,51 +609,237 @@ def _top_rows(
     *,
     score: Callable[[T], float],
     narrowing: _Narrowing | None,
+    counts: "_PhraseCounts | None" = None,
     learn: bool = True,
 ) -> list[T]:
-    """``select(match)``, with the rows that contain only ``match``'s most common phrases left
-    unscored when the result shows they could not have ranked: the same rows, order and scores.
-    Most of a large collection's search is BM25 scoring every matching row, and most matching rows
-    are there for one or two common words that cannot lift them into the top ``limit``. Without
-    ``narrowing`` (a quick collection), ``select(match)`` as it is."""
+    """``select(match)``, with rows that contain only common phrases of ``match`` left unscored
+    where the result shows they could not have ranked. Most of a search is BM25 scoring every
+    matching row, and most matching rows are there for a word or two that cannot lift them into the
+    top ``limit``.
+
+    With ``counts``, the phrases in half the rows or more, whose idf bm25 clamps to 1e-6, are left
+    out first (``_informative_match``): the rows kept score what they would, less those phrases'
+    share (under 2.2e-6 a phrase), and come in the same order but where two scores lie that close.
+    With ``narrowing`` too (a large collection), the rows that contain only the most common of the
+    phrases left, by the guess at the limit-th score, are not scored either, which changes no row,
+    order or score. Both lanes of a collection (``narrowing`` or not) give the same rows and scores.
+    """
     if narrowing is None:
+        informative = _informative_match(db, table, match, counts) if counts is not None else None
+        if informative is not None:
+            expression, ceiling = informative
+            kept = select(expression)
+            if len(kept) == limit and score(kept[-1]) > ceiling:
+                return kept
         return select(match)
-    phrases = match.split(" OR ")  # fts_query's form: quoted phrases, OR-ed
-    if len(phrases) < 2:
-        return select(match)
-    db.execute("BEGIN")  # the phrase counts and both queries read one snapshot
+    db.execute("BEGIN")  # the phrase counts and the queries read one snapshot
     try:
-        idf = _phrase_idfs(db, table, phrases)
-        if idf is None:
-            return select(match)
+        informative = _informative_match(db, table, match, counts) if counts is not None else None
+        base = match if informative is None else informative[0]
+        phrases = base.split(" OR ")  # fts_query's form: quoted phrases, OR-ed
+        idf = _phrase_idfs(db, table, phrases, counts) if len(phrases) > 1 else None
         rows: list[T] | None = None
-        narrowed = _narrowed_match(match, phrases, idf, narrowing.guess)
+        narrowed = None if idf is None else _narrowed_match(base, phrases, idf, narrowing.guess)
         if narrowed is not None:
             expression, ceiling = narrowed
             rows = select(expression)
             if len(rows) < limit or score(rows[-1]) <= ceiling:
                 rows = None
         if rows is None:
+            rows = select(base)
+        if informative is not None and (len(rows) < limit or score(rows[-1]) <= informative[1]):
             rows = select(match)
-        if learn and len(rows) == limit:
+        if learn and idf is not None and len(rows) == limit:
             narrowing.observe(score(rows[-1]) / max(idf))
         return rows
     finally:
         db.execute("COMMIT")
 
 
-def _phrase_idfs(db: sqlite3.Connection, table: str, phrases: Sequence[str]) -> list[float] | None:
+def _phrase_idfs(
+    db: sqlite3.Connection, table: str, phrases: Sequence[str], counts: "_PhraseCounts | None" = None
+) -> list[float] | None:
     """Each phrase's idf as bm25 computes it, from the table's row count and the phrase's count of
-    matching rows (clamped to 1e-6 for a phrase in half the rows or more); None for an empty table."""
-    rows = _row_count(db, table)
-    if not rows:
+    matching rows (clamped to 1e-6 for a phrase in half the rows or more); None for an empty table.
+    Counted anew, or read from ``counts`` where it holds them."""
+    found = (counts or _PhraseCounts()).read(db, table, phrases)
+    if found is None:
         return None
-    counts = db.execute(
-        "SELECT " + ", ".join(f"(SELECT count(*) FROM {table} WHERE {table} MATCH ?)" for _ in phrases),  # noqa: S608
-        phrases,
-    ).fetchone()
-    idf = [math.log((rows - n + 0.5) / (n + 0.5)) for n in counts]
+    rows, hits = found
+    idf = [math.log((rows - n + 0.5) / (n + 0.5)) for n in hits]
     return [value if value > 0 else _CLAMPED_IDF for value in idf]
+
+
+def _informative_match(
+    db: sqlite3.Connection, table: str, match: str, counts: "_PhraseCounts"
+) -> tuple[str, float] | None:
+    """``match`` without the phrases that bm25 weighs next to nothing, and the most a row with
+    only those can score; None if it has none such, or nothing else.
+
+    A phrase in half the table's rows or more has its idf clamped to 1e-6, so it adds less than
+    1e-6 × (k1 + 1) to any row's score, while every row it alone matches must still be scored
+    (and all of a common phrase's occurrences read): about half of a search of a small collection
+    whose question has a few common words."""
+    phrases = match.split(" OR ")  # fts_query's form: quoted phrases, OR-ed
+    if len(phrases) < 2:
+        return None
+    clamped = counts.clamped(db, table, phrases)
+    if not clamped or len(clamped) == len(phrases):
+        return None
+    kept = [phrase for phrase in phrases if phrase not in clamped]
+    # The margin covers rounding: bm25 sums in floating point.
+    return " OR ".join(kept), len(clamped) * _BM25_K1_PLUS_1 * _CLAMPED_IDF * (1 + 1e-9)
+
+
+class _PhraseCounts:
+    """How many rows of one collection's FTS table hold each phrase searched for: what bm25's idf
+    is made of, kept between searches while the table's averages record (its row count and token
+    totals, which every write to the table changes) stays the same, instead of counted for every
+    search. A table written anew to the very same record holds the same texts.
+
+    With them, the collection's common terms as its last sync stored them (``_store_common_terms``),
+    if they are of this record: the phrases a search must count to know which bm25 clamps.
+
+    A search that reads the record before a write and counts after it keeps counts of the new
+    texts under the old record: the next search reads the new record and starts again."""
+
+    def __init__(self, collection: str | None = None) -> None:
+        self._collection = collection
+        # The averages record, its row count, the phrase counts and the common terms of that record:
+        # one tuple, replaced whole, so a thread never reads a record with another's counts.
+        self._state: tuple[bytes, int, dict[str, int], frozenset[str] | None] = (b"", 0, {}, None)
+
+    def _current(
+        self, db: sqlite3.Connection, table: str
+    ) -> tuple[int, dict[str, int], frozenset[str] | None] | None:
+        averages = _averages(db, table)
+        rows = _row_count(averages)
+        if not rows:
+            return None
+        record, _, counts, common = self._state
+        if record != averages or len(counts) > _COUNTS_KEPT:
+            if record != averages:
+                common = (
+                    None if self._collection is None else _stored_common_terms(db, self._collection, averages)
+                )
+            counts = {}
+            self._state = (averages, rows, counts, common)
+        return rows, counts, common
+
+    @staticmethod
+    def _count(db: sqlite3.Connection, table: str, counts: dict[str, int], phrases: Sequence[str]) -> None:
+        unknown = [phrase for phrase in dict.fromkeys(phrases) if phrase not in counts]
+        if unknown:
+            each = f"(SELECT count(*) FROM {table} WHERE {table} MATCH ?)"  # noqa: S608
+            counted = db.execute("SELECT " + ", ".join(each for _ in unknown), unknown).fetchone()
+            counts.update(zip(unknown, counted, strict=True))
+
+    def read(
+        self, db: sqlite3.Connection, table: str, phrases: Sequence[str]
+    ) -> tuple[int, list[int]] | None:
+        """The table's row count and each phrase's count of rows holding it; None for an empty
+        table. Phrases not counted under the current record are counted in one query."""
+        current = self._current(db, table)
+        if current is None:
+            return None
+        rows, counts, _ = current
+        self._count(db, table, counts, phrases)
+        return rows, [counts[phrase] for phrase in phrases]
+
+    def clamped(self, db: sqlite3.Connection, table: str, phrases: Sequence[str]) -> frozenset[str]:
+        """The phrases in half the table's rows or more, counted: of a collection whose common terms
+        are stored, only the phrases whose word stems to one of them (in English, as FTS5's porter
+        stems: the few words it stems otherwise are only not left out); of any other, all."""
+        current = self._current(db, table)
+        if current is None:
+            return frozenset()
+        rows, counts, common = current
+        candidates = phrases if common is None else [p for p in phrases if _fts_token(p) in common]
+        self._count(db, table, counts, candidates)
+        return frozenset(phrase for phrase in candidates if 2 * counts[phrase] >= rows)
+
+
+@lru_cache(maxsize=1 << 16)
+def _fts_token(phrase: str) -> str:
+    """The token FTS5 reads for one of ``fts_query``'s quoted words, as near as Snowball's Porter
+    stemmer gets (FTS5's follows a later revision of the algorithm); "" for a prefix phrase."""
+    word = phrase.strip('"')
+    if phrase.endswith("*") or not word.isascii():
+        return ""
+    token: str = _porter().stemWord(word.lower())
+    return token
+
+
+@lru_cache(maxsize=1)
+def _porter() -> Any:
+    return snowballstemmer.stemmer("porter")
+
+
+def _averages(db: sqlite3.Connection, table: str) -> bytes:
+    """The FTS table's averages record (row 1 of its ``_data`` table: its row count and token
+    totals); empty for an empty table."""
+    found = db.execute(f'SELECT block FROM "{table.strip(chr(34))}_data" WHERE id = 1').fetchone()  # noqa: S608
+    return bytes(found[0]) if found is not None and found[0] else b""
+
+
+_COMMON_TERMS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS common_terms "
+    "(collection TEXT PRIMARY KEY, averages BLOB NOT NULL, terms TEXT NOT NULL)"
+)
+
+
+def _store_common_terms(db: sqlite3.Connection, collection: str) -> None:
+    """Store the collection's terms in half its rows or more (FTS5's tokens, read from its
+    vocabulary), with the averages record they are of, in a transaction of its own after a sync's
+    (nothing is read again if the record has not changed). Searches do without them where this
+    fails: they count every phrase of their query instead."""
+    table = f'"fts_{collection}"'
+    vocabulary = f'temp."vocab_{collection}"'
+    create = f"CREATE VIRTUAL TABLE {vocabulary} USING fts5vocab(main, 'fts_{collection}', 'row')"
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(_COMMON_TERMS_SCHEMA)
+            averages = _averages(db, table)
+            stored = db.execute(
+                "SELECT averages FROM common_terms WHERE collection = ?", (collection,)
+            ).fetchone()
+            if stored is None or bytes(stored[0]) != averages:
+                db.execute(create)
+                try:
+                    found = db.execute(
+                        f"SELECT term FROM {vocabulary} WHERE doc * 2 >= ?",  # noqa: S608
+                        (_row_count(averages) or 0,),
+                    )
+                    common = " ".join(term for (term,) in found)
+                finally:
+                    db.execute(f"DROP TABLE {vocabulary}")
+                db.execute(
+                    "INSERT INTO common_terms (collection, averages, terms) VALUES (?, ?, ?) ON CONFLICT "
+                    "(collection) DO UPDATE SET averages = excluded.averages, terms = excluded.terms",
+                    (collection, averages, common),
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    except sqlite3.Error:
+        logger.warning("common terms not stored", extra={"collection": collection}, exc_info=True)
+
+
+def _stored_common_terms(db: sqlite3.Connection, collection: str, averages: bytes) -> frozenset[str] | None:
+    """The collection's common terms if its last sync stored them for this averages record."""
+    try:
+        row = db.execute(
+            "SELECT averages, terms FROM common_terms WHERE collection = ?", (collection,)
+        ).fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):  # an index no sync of this version has written
+            return None
+        raise
+    if row is None or bytes(row[0]) != averages:
+        return None
+    return frozenset(str(row[1]).split())
 
 
 def _narrowed_match(
@@ -668,14 +870,11 @@ def _narrowed_match(
     return f"({match}) NOT (({left_out}) NOT ({rare}))", ceiling * (1 + 1e-9)
 
 
-def _row_count(db: sqlite3.Connection, table: str) -> int | None:
+def _row_count(averages: bytes) -> int | None:
     """The row count bm25 reads for its idf: the first varint (SQLite's format) of the FTS table's
-    averages record, row 1 of its ``_data`` table; None if there is none."""
-    found = db.execute(f'SELECT block FROM "{table.strip(chr(34))}_data" WHERE id = 1').fetchone()  # noqa: S608
-    if found is None or not found[0]:
-        return None
+    averages record (row 1 of its ``_data`` table); None if there is none."""
     value = 0
-    for position, byte in enumerate(bytes(found[0])[:9]):
+    for position, byte in enumerate(averages[:9]):
         if position == 8:
             return (value << 8) | byte
         value = (value << 7) | (byte & 0x7F)

@@ -2,6 +2,7 @@
 ``confer serve`` in another, both on the same SQLite file."""
 
 import asyncio
+import itertools
 import math
 import random
 import sqlite3
@@ -18,8 +19,10 @@ from retrieval.backends import embedded
 from retrieval.backends.embedded import (
     DATABASE_NAME,
     EmbeddedBackend,
+    _informative_match,
     _narrowed_match,
     _phrase_idfs,
+    _PhraseCounts,
     build_embedded_backend,
     fts_query,
 )
@@ -315,6 +318,114 @@ async def test_a_narrowed_search_falls_back_when_a_common_term_could_outrank_the
     finally:
         await plain.close()
         await narrowing.close()
+
+
+async def test_words_in_half_a_collection_or_more_are_left_out_of_its_searches_where_no_ranking_changes(
+    tmp_path: Path,
+) -> None:
+    """bm25 clamps the idf of a word in half the rows or more to 1e-6: without such words, a query
+    finds the same top passages, in the same order, within millionths of the same scores, and
+    does not score every row that a common word alone matches."""
+    rng = random.Random(5)
+    vocabulary = [f"w{rank}x" for rank in range(1500)]
+    collection = Collection(name="zipf", title="Zipf", sources=("x",))
+    passages = zipf_passages("zipf", 400, seed=5)
+    queries = [
+        " ".join(rng.sample(vocabulary[: rng.choice((10, 100, 1500))], rng.randint(2, 10)))
+        for _ in range(120)
+    ]
+    backend = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
+    db = sqlite3.connect(tmp_path / DATABASE_NAME)
+    try:
+        await backend.sync_collection(collection, passages)
+        # The sync stored the words in half the passages or more, as FTS5 reads them.
+        (stored,) = db.execute("SELECT terms FROM common_terms WHERE collection = 'zipf'").fetchone()
+        rows = [set(f"{p.title} {p.text}".split()) for p in passages]
+        in_half = {word for word in vocabulary if 2 * sum(word in row for row in rows) >= len(rows)}
+        assert in_half and set(stored.split()) == in_half
+        shortcuts = 0
+        for query in queries:
+            match = fts_query(query)
+            assert match is not None
+            # bm25 over every word of the query, of every row that has one.
+            reference = EmbeddedBackend._search_rows(db, '"fts_zipf"', match, len(passages))
+            scores = {row[0]: float(row[6]) for row in reference}
+            found = await backend.search(collection, query, limit=8)
+            assert len(found) == min(8, len(reference)), query
+            eighth = float(reference[len(found) - 1][6])
+            for passage in found:
+                assert abs(passage.score - scores[passage.id]) < 1e-4, query
+                assert scores[passage.id] > eighth - 1e-4, query  # in the top eight but for near ties
+            for higher, lower in itertools.pairwise(found):
+                assert scores[higher.id] > scores[lower.id] - 1e-4, query
+            if len(reference) <= 8 or eighth - float(reference[8][6]) > 1e-4:
+                assert {p.id for p in found} == {row[0] for row in reference[:8]}, query
+            shortcuts += _informative_match(db, '"fts_zipf"', match, _PhraseCounts("zipf")) is not None
+        assert shortcuts >= len(queries) // 4
+    finally:
+        db.close()
+        await backend.close()
+
+
+async def test_a_collection_written_anew_elsewhere_is_searched_by_its_new_common_words(
+    tmp_path: Path,
+) -> None:
+    """What a running backend keeps between searches (phrase counts, common words) is of one
+    state of the index: after another process rewrites the collection, a word that was in every
+    passage and is now in one counts again, and lifts that passage to the top."""
+    collection = Collection(name="notes", title="Notes", sources=("x",))
+
+    def notes(alpha_in: int) -> list[Passage]:
+        texts = [f"beta note{i}" if i < 9 else f"note{i} other words" for i in range(20)]
+        texts[0] = "beta " + " ".join(f"filler{j}" for j in range(30))  # the longest beta passage
+        return [
+            Passage(
+                id=f"p{i}-{alpha_in}",  # a passage's id changes with its text, as ingestion's do
+                collection="notes",
+                doc_id=f"d{i}",
+                source=f"s{i}.md",
+                title=f"Note {i}",
+                text=("alpha " if i < alpha_in else "") + text,
+            )
+            for i, text in enumerate(texts)
+        ]
+
+    serving = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
+    indexing = EmbeddedBackend(path=tmp_path / DATABASE_NAME)
+    try:
+        await serving.sync_collection(collection, notes(alpha_in=20))
+        # alpha is in every passage: left out, the beta passages rank by beta alone, the long one last.
+        found = await serving.search(collection, "alpha beta", limit=3)
+        assert len(found) == 3 and "p0-20" not in [p.id for p in found]
+        await indexing.sync_collection(collection, notes(alpha_in=1))
+        found = await serving.search(collection, "alpha beta", limit=3)
+        assert found[0].id == "p0-1"  # the only passage with alpha, now a rare word
+    finally:
+        await serving.close()
+        await indexing.close()
+
+
+async def test_an_index_without_stored_common_words_is_searched_the_same_way(tmp_path: Path) -> None:
+    """An index from before common words were stored (or whose sync could not store them) counts
+    every word of a query instead of the few its common words point to: the same results."""
+    collection = Collection(name="zipf", title="Zipf", sources=("x",))
+    rng = random.Random(9)
+    vocabulary = [f"w{rank}x" for rank in range(300)]
+    queries = [" ".join(rng.sample(vocabulary, rng.randint(2, 8))) for _ in range(40)]
+    stored = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
+    try:
+        await stored.sync_collection(collection, zipf_passages("zipf", 300, seed=9))
+        expected = [await stored.search(collection, query, limit=8) for query in queries]
+    finally:
+        await stored.close()
+    db = sqlite3.connect(tmp_path / DATABASE_NAME)
+    db.execute("DROP TABLE common_terms")
+    db.close()
+    older = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
+    try:
+        assert [await older.search(collection, query, limit=8) for query in queries] == expected
+    finally:
+        await older.close()
 
 
 async def test_a_read_only_index_from_before_stored_analyses_is_still_searched(
