@@ -10,8 +10,9 @@ read it (``remember``) and take the stored values instead of computing them: the
 in a fraction of the time, and nothing read for a passage the caches still hold.
 
 The stored form starts with a fingerprint of the rules that made it (the analysis of a sample text
-that exercises them): an index written by a version whose splitting or stemming differs is read
-as if it stored nothing, and its passages are analysed as they come.
+that exercises them) and of the form itself: an index written by a version whose splitting,
+stemming or stored form differs is read as if it stored nothing, and its passages are analysed as
+they come (and stored anew at the collection's next sync).
 """
 
 import hashlib
@@ -22,6 +23,10 @@ from importlib.metadata import PackageNotFoundError, version
 from retrieval.language import DEFAULT_LANGUAGE, prime_stems_in, stem_tuple_in
 from retrieval.text import defer_analysis, prime_analysis, sentence_analysis, stems
 
+# The stored form's own version: a form read otherwise (a field added, moved or meaning more) must
+# not be read by code expecting this one. 2: the text's light stems stored whole, not only the list
+# markers' (reading a passage no longer takes their union with every sentence's).
+_FORM = 2
 # The Snowball stemmers: the pure-Python one, and PyStemmer's C build, which it uses when installed.
 STEMMERS = ("snowballstemmer", "PyStemmer")
 # Splitting (abbreviations, initials, list markers, quotes), apostrophes, numbers, stopwords, the
@@ -36,18 +41,16 @@ _SAMPLE_TEXT = (
 
 
 def analyse(title: str, text: str) -> str:
-    """The stored form of the passage's analysis: light and Snowball stems of the title, the light
-    stems of the text's list markers (``1.``, which belong to no sentence; the text's light stems
-    are the union of its sentences' and these), the text's Snowball stems, and each sentence with
-    its word count, light stems and Snowball stems."""
+    """The stored form of the passage's analysis: light and Snowball stems of the title, the text's
+    light stems (its sentences' and its list markers', ``1.``, which belong to no sentence) and its
+    Snowball stems, and each sentence with its word count, light stems and Snowball stems."""
     sentences, everything = sentence_analysis(text)
-    in_sentences = set().union(*(own for _, own, _ in sentences))
     return json.dumps(
         [
             fingerprint(),
             " ".join(stems(title)),
             " ".join(stem_tuple_in(title, DEFAULT_LANGUAGE)),
-            " ".join(set(everything) - in_sentences),
+            " ".join(sorted(everything)),
             " ".join(stem_tuple_in(text, DEFAULT_LANGUAGE)),
             [
                 [sentence, count, " ".join(own), " ".join(stem_tuple_in(sentence, DEFAULT_LANGUAGE))]
@@ -73,18 +76,18 @@ def remember(title: str, text: str, stored: str | None) -> bool:
     if not stored:
         return False
     try:
-        version, title_stems, title_snowball, marker_stems, text_snowball, sentences = json.loads(stored)
+        version, title_stems, title_snowball, text_stems, text_snowball, sentences = json.loads(stored)
         if version != fingerprint():
             return False
         analysed = tuple((sentence, tuple(own.split()), count) for sentence, count, own, _ in sentences)
-        everything = set(marker_stems.split()).union(*(own for _, own, _ in analysed))
+        everything = tuple(text_stems.split())
         found = [(title, tuple(title_snowball.split())), (text, tuple(text_snowball.split()))]
         unsplit = [(sentence, snowball) for sentence, _, _, snowball in sentences]
     except (ValueError, TypeError, AttributeError):
         return False
     if not all(isinstance(snowball, str) for _, snowball in unsplit):
         return False
-    prime_analysis(text, analysed, tuple(everything), title, tuple(title_stems.split()))
+    prime_analysis(text, analysed, everything, title, tuple(title_stems.split()))
     prime_stems_in(DEFAULT_LANGUAGE, found, unsplit)
     return True
 
@@ -103,6 +106,7 @@ def fingerprint() -> str:
     first use (without ``analyse``, which stores this)."""
     sentences, everything = sentence_analysis(_SAMPLE_TEXT)
     sample = [
+        _FORM,
         [_installed(name) for name in STEMMERS],
         sorted(stems(_SAMPLE_TITLE)),
         sorted(stem_tuple_in(_SAMPLE_TITLE, DEFAULT_LANGUAGE)),
