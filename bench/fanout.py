@@ -88,4 +88,7 @@ async def measure_fanout(collections: int, latency: float, runs: int) -> dict[st
     summary["cpu_ms_per_question"] = round(1000 * statistics.median(r["cpu"] for r in results["parallel"]), 2)
     summary["cpu_questions"] = len(results["parallel"])
     summary["langgraph_floor_cpu_ms"] = await measure_graph_floor(collections, max(runs, 5))
+    summary["langgraph_floor_waiting_cpu_ms"] = await measure_graph_floor(
+        collections, max(runs, 5), wait=latency
+    )
     return summary

@@ -3,8 +3,10 @@
 The same shape as Confer's research graph (plan, one ``Send`` per collection to a research node
 that writes two progress events and appends a finding through an ``operator.add`` reducer, reflect,
 synthesize), streamed the way ``graph.runner`` streams it (``custom`` and ``values``), with nodes
-that do no work: what is left is LangGraph's scheduling, state and stream machinery. This module
-imports LangGraph directly: it measures the library, not Confer."""
+that do no work: what is left is LangGraph's scheduling, state and stream machinery. Measured with
+branches that return at once, and with branches that wait as long as the fan-out benchmark's searches
+(each branch's end is then handled apart, after the process has been idle: more of LangGraph's work
+and colder CPU caches). This module imports LangGraph directly: it measures the library, not Confer."""
 
 import asyncio
 import operator
@@ -21,12 +23,14 @@ from langgraph.types import Send
 class _State(TypedDict, total=False):
     question: str
     collections: int
+    wait: float
     findings: Annotated[list[Any], operator.add]
     answer: str
 
 
 class _Task(TypedDict):
     collection: str
+    wait: float
 
 
 async def _plan(state: _State, runtime: Runtime[None]) -> dict[str, Any]:
@@ -35,12 +39,13 @@ async def _plan(state: _State, runtime: Runtime[None]) -> dict[str, Any]:
 
 
 async def _dispatch(state: _State) -> list[Send]:
-    return [Send("research", _Task(collection=f"c{i}")) for i in range(state["collections"])]
+    wait = state.get("wait", 0.0)
+    return [Send("research", _Task(collection=f"c{i}", wait=wait)) for i in range(state["collections"])]
 
 
 async def _research(state: _Task, runtime: Runtime[None]) -> dict[str, Any]:
     runtime.stream_writer({"event": "started", "collection": state["collection"]})
-    await asyncio.sleep(0)  # a branch awaits its search
+    await asyncio.sleep(state["wait"])  # a branch awaits its search
     runtime.stream_writer({"event": "finished", "collection": state["collection"]})
     return {"findings": [state]}
 
@@ -67,14 +72,15 @@ def _floor_graph() -> CompiledStateGraph[_State, None, _State, _State]:
     return builder.compile()
 
 
-async def measure_graph_floor(collections: int, runs: int) -> float:
-    """Median CPU milliseconds of one run of the do-nothing graph with ``collections`` branches."""
+async def measure_graph_floor(collections: int, runs: int, *, wait: float = 0.0) -> float:
+    """Median CPU milliseconds of one run of the do-nothing graph with ``collections`` branches,
+    each waiting ``wait`` seconds."""
     graph = _floor_graph()
     cpu: list[float] = []
     for run in range(runs + 1):
         started = time.process_time()
         async for _ in graph.astream(
-            {"question": "q", "collections": collections}, stream_mode=["custom", "values"]
+            {"question": "q", "collections": collections, "wait": wait}, stream_mode=["custom", "values"]
         ):
             pass
         if run:  # the first run pays one-off work
