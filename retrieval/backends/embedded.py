@@ -60,6 +60,8 @@ _FIRST_GUESS = 1.0
 _RATIOS_KEPT = 8
 # Phrase counts kept per collection between searches (``_PhraseCounts``): emptied when this many.
 _COUNTS_KEPT = 16384
+# A collection without stored common terms for its index's state looks for them again this often.
+_TERMS_RECHECK_SECONDS = 10.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -335,9 +337,8 @@ class EmbeddedBackend:
         """The top ``limit`` passages: ranked inside the FTS table first, then only those rows read
         from ``passages`` (joining before the limit read every matching passage: 3 × slower at
         200k passages). With ``counts``, rows with only common terms are left unscored (see
-        ``_top_rows``). Without ``analysis`` (an
-        index from before stored analyses that this connection could not add the column to), every
-        row's analysis reads as absent."""
+        ``_top_rows``). Without ``analysis`` (an index from before stored analyses that this
+        connection could not add the column to), every row's analysis reads as absent."""
         stored = "p.analysis" if analysis else "NULL"
 
         def select(expression: str) -> list[tuple[Any, ...]]:
@@ -698,16 +699,25 @@ class _PhraseCounts:
     search. A table written anew to the very same record holds the same texts.
 
     With them, the collection's common terms as its last sync stored them (``_store_common_terms``),
-    if they are of this record: the phrases a search must count to know which bm25 clamps.
+    if they are of this record: the phrases a search must count to know which bm25 clamps. Where
+    there are none for the record (an older index, or a search between a sync's commit and the
+    storing of its terms), they are looked for again at most every ``_TERMS_RECHECK_SECONDS``.
 
     A search that reads the record before a write and counts after it keeps counts of the new
     texts under the old record: the next search reads the new record and starts again."""
 
     def __init__(self, collection: str | None = None) -> None:
         self._collection = collection
-        # The averages record, its row count, the phrase counts and the common terms of that record:
-        # one tuple, replaced whole, so a thread never reads a record with another's counts.
-        self._state: tuple[bytes, int, dict[str, int], frozenset[str] | None] = (b"", 0, {}, None)
+        # The averages record, its row count, the phrase counts, the common terms of that record and
+        # when they were read: one tuple, replaced whole, so a thread never reads a record with
+        # another's counts.
+        self._state: tuple[bytes, int, dict[str, int], frozenset[str] | None, float] = (
+            b"",
+            0,
+            {},
+            None,
+            -math.inf,
+        )
 
     def _current(
         self, db: sqlite3.Connection, table: str
@@ -716,14 +726,17 @@ class _PhraseCounts:
         rows = _row_count(averages)
         if not rows:
             return None
-        record, _, counts, common = self._state
-        if record != averages or len(counts) > _COUNTS_KEPT:
-            if record != averages:
-                common = (
-                    None if self._collection is None else _stored_common_terms(db, self._collection, averages)
-                )
+        state = self._state
+        record, _, counts, common, read_at = state
+        if record != averages:
+            counts, common, read_at = {}, None, -math.inf
+        elif len(counts) > _COUNTS_KEPT:
             counts = {}
-            self._state = (averages, rows, counts, common)
+        now = time.monotonic()
+        if self._collection is not None and common is None and now - read_at > _TERMS_RECHECK_SECONDS:
+            common, read_at = _stored_common_terms(db, self._collection, averages), now
+        if counts is not state[2] or read_at != state[4]:
+            self._state = (averages, rows, counts, common, read_at)
         return rows, counts, common
 
     @staticmethod

@@ -408,9 +408,12 @@ async def test_a_collection_written_anew_elsewhere_is_searched_by_its_new_common
         await indexing.close()
 
 
-async def test_an_index_without_stored_common_words_is_searched_the_same_way(tmp_path: Path) -> None:
+async def test_an_index_without_stored_common_words_is_searched_the_same_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An index from before common words were stored (or whose sync could not store them) counts
-    every word of a query instead of the few its common words point to: the same results."""
+    every word of a query instead of the few its common words point to: the same results. Once a
+    sync elsewhere stores them, a running backend finds them at its next look."""
     collection = Collection(name="zipf", title="Zipf", sources=("x",))
     rng = random.Random(9)
     vocabulary = [f"w{rank}x" for rank in range(300)]
@@ -427,6 +430,17 @@ async def test_an_index_without_stored_common_words_is_searched_the_same_way(tmp
     older = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
     try:
         assert [await older.search(collection, query, limit=8) for query in queries] == expected
+        assert older._counts["zipf"]._state[3] is None  # no common words: every word counted
+        indexer = EmbeddedBackend(path=tmp_path / DATABASE_NAME)
+        try:
+            # Passages unchanged (nothing written to the FTS table): the sync stores the terms alone.
+            stats = await indexer.sync_collection(collection, zipf_passages("zipf", 300, seed=9))
+            assert stats.added == stats.removed == 0
+        finally:
+            await indexer.close()
+        monkeypatch.setattr(embedded, "_TERMS_RECHECK_SECONDS", 0.0)
+        assert [await older.search(collection, query, limit=8) for query in queries] == expected
+        assert older._counts["zipf"]._state[3]  # read at the next look
     finally:
         await older.close()
 
