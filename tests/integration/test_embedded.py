@@ -117,9 +117,20 @@ def counting(backend: EmbeddedBackend) -> CountingExecutor:
     return executor
 
 
+ZIPF_VOCABULARY = [f"w{rank}x" for rank in range(1500)]
+
+
+def zipf_queries(count: int, *, seed: int, spans: tuple[int, ...], most: int) -> list[str]:
+    """Queries of 2 to ``most`` words, each drawn from the commonest ``span`` words of one span."""
+    rng = random.Random(seed)
+    return [
+        " ".join(rng.sample(ZIPF_VOCABULARY[: rng.choice(spans)], rng.randint(2, most))) for _ in range(count)
+    ]
+
+
 def zipf_passages(collection: str, count: int, seed: int = 3) -> list[Passage]:
     rng = random.Random(seed)
-    vocabulary = [f"w{rank}x" for rank in range(1500)]
+    vocabulary = ZIPF_VOCABULARY
     weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
     return [
         Passage(
@@ -259,14 +270,9 @@ async def test_a_large_collection_narrowed_to_its_rarer_terms_ranks_and_scores_a
 ) -> None:
     """Searches of a collection on the slow lane leave rows with only common terms unscored when
     that provably changes nothing: every result, its order and its score equal the plain query's."""
-    rng = random.Random(3)
-    vocabulary = [f"w{rank}x" for rank in range(1500)]
     collection = Collection(name="zipf", title="Zipf", sources=("x",))
     passages = zipf_passages("zipf", 3000, seed=3)
-    queries = [
-        " ".join(rng.sample(vocabulary[: rng.choice((20, 200, 1500))], rng.randint(2, 12)))
-        for _ in range(150)
-    ]
+    queries = zipf_queries(150, seed=3, spans=(20, 200, 1500), most=12)
     plain = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
     narrowing = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=0.0)
     try:
@@ -329,14 +335,9 @@ async def test_words_in_half_a_collection_or_more_are_left_out_of_its_searches_w
     """bm25 clamps the idf of a word in half the rows or more to 1e-6: without such words, a query
     finds the same top passages, in the same order, within millionths of the same scores, and
     does not score every row that a common word alone matches."""
-    rng = random.Random(5)
-    vocabulary = [f"w{rank}x" for rank in range(1500)]
     collection = Collection(name="zipf", title="Zipf", sources=("x",))
     passages = zipf_passages("zipf", 400, seed=5)
-    queries = [
-        " ".join(rng.sample(vocabulary[: rng.choice((10, 100, 1500))], rng.randint(2, 10)))
-        for _ in range(120)
-    ]
+    queries = zipf_queries(120, seed=5, spans=(10, 100, 1500), most=10)
     backend = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
     db = sqlite3.connect(tmp_path / DATABASE_NAME)
     try:
@@ -344,7 +345,7 @@ async def test_words_in_half_a_collection_or_more_are_left_out_of_its_searches_w
         # The sync stored the words in half the passages or more, as FTS5 reads them.
         (stored,) = db.execute("SELECT terms FROM common_terms WHERE collection = 'zipf'").fetchone()
         rows = [set(f"{p.title} {p.text}".split()) for p in passages]
-        in_half = {word for word in vocabulary if 2 * sum(word in row for row in rows) >= len(rows)}
+        in_half = {word for word in ZIPF_VOCABULARY if 2 * sum(word in row for row in rows) >= len(rows)}
         assert in_half and set(stored.split()) == in_half
         shortcuts = 0
         for query in queries:
@@ -415,9 +416,7 @@ async def test_an_index_without_stored_common_words_is_searched_the_same_way(
     every word of a query instead of the few its common words point to: the same results. Once a
     sync elsewhere stores them, a running backend finds them at its next look."""
     collection = Collection(name="zipf", title="Zipf", sources=("x",))
-    rng = random.Random(9)
-    vocabulary = [f"w{rank}x" for rank in range(300)]
-    queries = [" ".join(rng.sample(vocabulary, rng.randint(2, 8))) for _ in range(40)]
+    queries = zipf_queries(40, seed=9, spans=(300,), most=8)
     stored = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=math.inf)
     try:
         await stored.sync_collection(collection, zipf_passages("zipf", 300, seed=9))
