@@ -121,7 +121,8 @@ ZIPF_VOCABULARY = [f"w{rank}x" for rank in range(1500)]
 
 
 def zipf_queries(count: int, *, seed: int, spans: tuple[int, ...], most: int) -> list[str]:
-    """Queries of 2 to ``most`` words, each drawn from the commonest ``span`` words of one span."""
+    """Queries of 2 to ``most`` distinct words, each query's drawn from the commonest words of the
+    vocabulary, as many as one of ``spans`` (picked at random per query)."""
     rng = random.Random(seed)
     return [
         " ".join(rng.sample(ZIPF_VOCABULARY[: rng.choice(spans)], rng.randint(2, most))) for _ in range(count)
