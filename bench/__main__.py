@@ -75,13 +75,14 @@ def markdown(report: dict[str, Any]) -> str:
         "## Fan-out: every search a fixed 200 ms (an injected slow backend)",
         "",
         "| collections | parallel (s) | slowest branch + synthesis (s) | ratio | sequential (s) | speed-up "
-        "| CPU per question (ms) | LangGraph's floor, waiting / not (ms) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| CPU per question (ms) | LangGraph's floor, waiting / not (ms) | CPU ÷ floor beside it |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(
             f"| {r['collections']} | {r['parallel']['median_seconds']} | "
             f"{r['parallel']['median_critical_path_seconds']} | {r['parallel']['ratio_to_critical_path']} | "
             f"{r['sequential']['median_seconds']} | {r['speedup']} | {r['cpu_ms_per_question']} | "
-            f"{r['langgraph_floor_waiting_cpu_ms']} / {r['langgraph_floor_cpu_ms']} |"
+            f"{r['langgraph_floor_waiting_cpu_ms']} / {r['langgraph_floor_cpu_ms']} | "
+            f"{r['cpu_to_floor_ratio']} |"
             for r in sweep
         ),
         "",
@@ -92,7 +93,12 @@ def markdown(report: dict[str, Any]) -> str:
         f"waits, the search threads' included), the median of {eight['cpu_questions']} new questions asked "
         f"in rounds of {report['runs']}, the text caches emptied before each round; LangGraph's floor is the "
         "CPU of the same graph shape and streams with nodes that do nothing but wait as long as the "
-        "searches (and, after the slash, return at once) (`bench/graph_floor.py`).",
+        "searches (and, after the slash, return at once) (`bench/graph_floor.py`). "
+        "The last column is each question's CPU divided by one run of that waiting floor made right "
+        "after it (median; at 8 collections the floor beside the questions was "
+        f"{eight['floor_beside_cpu_ms']} ms and the questions' CPU above it "
+        f"{eight['cpu_above_floor_ms']} ms): the machine changes speed from minute to minute, and this "
+        "ratio moves far less than either figure.",
         "",
     ]
     llm = report.get("llm_6x300ms")

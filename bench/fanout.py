@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import synthetic_collections, synthetic_passages
-from bench.graph_floor import measure_graph_floor
+from bench.graph_floor import floor_graph, floor_run_cpu, measure_graph_floor
 from bench.timeline import Timeline
 from bot.metrics import build_metrics
 from bot.serve import settle_heap
@@ -45,6 +45,12 @@ async def measure_fanout(collections: int, latency: float, runs: int) -> dict[st
         )
         await service.answer(next(questions), surface="cli")  # the first question pays one-off imports
         results: dict[str, list[dict[str, float]]] = {"parallel": [], "sequential": []}
+        # The machine's speed swings by a third within minutes: each parallel question is followed
+        # by one run of LangGraph's do-nothing graph of the same shape, its branches waiting as long
+        # as the searches, so the question's CPU can be read against a floor measured at the same
+        # moment (their ratio moves far less between runs than either figure).
+        floor = floor_graph()
+        await floor_run_cpu(floor, collections, latency)  # the first run pays one-off work
         for mode, rounds in (("parallel", CPU_ROUNDS), ("sequential", 1)):
             for run in range(rounds * runs):
                 if run % runs == 0:
@@ -63,12 +69,14 @@ async def measure_fanout(collections: int, latency: float, runs: int) -> dict[st
                 )
                 total = time.perf_counter() - started
                 cpu = time.process_time() - cpu_started
+                beside = await floor_run_cpu(floor, collections, latency) if mode == "parallel" else 0.0
                 results[mode].append(
                     {
                         "total": total,
                         "slowest_branch": timeline.slowest_branch,
                         "synthesis": timeline.synthesis,
                         "cpu": cpu,
+                        "floor_cpu": beside,
                     }
                 )
         await backend.close()
@@ -87,6 +95,15 @@ async def measure_fanout(collections: int, latency: float, runs: int) -> dict[st
     # CPU time of the whole process while a question runs: the work outside the waits.
     summary["cpu_ms_per_question"] = round(1000 * statistics.median(r["cpu"] for r in results["parallel"]), 2)
     summary["cpu_questions"] = len(results["parallel"])
+    # Against the floor run right after each question: the CPU that is Confer's own work (search,
+    # drafting, synthesis, the service) rather than LangGraph's scheduling, and the question's CPU as
+    # a multiple of LangGraph's.
+    parallel = results["parallel"]
+    summary["floor_beside_cpu_ms"] = round(1000 * statistics.median(r["floor_cpu"] for r in parallel), 2)
+    summary["cpu_to_floor_ratio"] = round(statistics.median(r["cpu"] / r["floor_cpu"] for r in parallel), 2)
+    summary["cpu_above_floor_ms"] = round(
+        1000 * statistics.median(r["cpu"] - r["floor_cpu"] for r in parallel), 2
+    )
     summary["langgraph_floor_cpu_ms"] = await measure_graph_floor(collections, max(runs, 5))
     summary["langgraph_floor_waiting_cpu_ms"] = await measure_graph_floor(
         collections, max(runs, 5), wait=latency

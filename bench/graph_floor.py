@@ -58,7 +58,7 @@ async def _synthesize(state: _State) -> dict[str, Any]:
     return {"answer": f"{len(state['findings'])} findings"}
 
 
-def _floor_graph() -> CompiledStateGraph[_State, None, _State, _State]:
+def floor_graph() -> CompiledStateGraph[_State, None, _State, _State]:
     builder = StateGraph(_State)
     builder.add_node("plan", _plan)
     builder.add_node("research", _research)
@@ -72,17 +72,23 @@ def _floor_graph() -> CompiledStateGraph[_State, None, _State, _State]:
     return builder.compile()
 
 
+async def floor_run_cpu(
+    graph: CompiledStateGraph[_State, None, _State, _State], collections: int, wait: float
+) -> float:
+    """CPU seconds of one run of the do-nothing ``graph`` (``floor_graph()``) with ``collections``
+    branches, each waiting ``wait`` seconds."""
+    started = time.process_time()
+    async for _ in graph.astream(
+        {"question": "q", "collections": collections, "wait": wait}, stream_mode=["custom", "values"]
+    ):
+        pass
+    return time.process_time() - started
+
+
 async def measure_graph_floor(collections: int, runs: int, *, wait: float = 0.0) -> float:
     """Median CPU milliseconds of one run of the do-nothing graph with ``collections`` branches,
     each waiting ``wait`` seconds."""
-    graph = _floor_graph()
-    cpu: list[float] = []
-    for run in range(runs + 1):
-        started = time.process_time()
-        async for _ in graph.astream(
-            {"question": "q", "collections": collections, "wait": wait}, stream_mode=["custom", "values"]
-        ):
-            pass
-        if run:  # the first run pays one-off work
-            cpu.append(time.process_time() - started)
+    graph = floor_graph()
+    await floor_run_cpu(graph, collections, wait)  # the first run pays one-off work
+    cpu = [await floor_run_cpu(graph, collections, wait) for _ in range(runs)]
     return round(1000 * statistics.median(cpu), 2)
