@@ -45,12 +45,15 @@ async def measure_fanout(collections: int, latency: float, runs: int) -> dict[st
         )
         await service.answer(next(questions), surface="cli")  # the first question pays one-off imports
         results: dict[str, list[dict[str, float]]] = {"parallel": [], "sequential": []}
-        # The machine's speed swings by a third within minutes: each parallel question is followed
-        # by one run of LangGraph's do-nothing graph of the same shape, its branches waiting as long
-        # as the searches, so the question's CPU can be read against a floor measured at the same
-        # moment (their ratio moves far less between runs than either figure).
+        # The machine's speed swings by a third within minutes: each round of parallel questions is
+        # followed by as many runs of LangGraph's do-nothing graph of the same shape, its branches
+        # waiting as long as the searches, so each question's CPU can be read against a floor
+        # measured moments later (their ratio moves far less between runs than either figure). The
+        # floor runs come after the round, not between its questions, whose CPU they would disturb
+        # (their garbage left to the next question's collections); the next round settles the heap.
         floor = floor_graph()
         await floor_run_cpu(floor, collections, latency)  # the first run pays one-off work
+        floors: list[float] = []
         for mode, rounds in (("parallel", CPU_ROUNDS), ("sequential", 1)):
             for run in range(rounds * runs):
                 if run % runs == 0:
@@ -69,16 +72,16 @@ async def measure_fanout(collections: int, latency: float, runs: int) -> dict[st
                 )
                 total = time.perf_counter() - started
                 cpu = time.process_time() - cpu_started
-                beside = await floor_run_cpu(floor, collections, latency) if mode == "parallel" else 0.0
                 results[mode].append(
                     {
                         "total": total,
                         "slowest_branch": timeline.slowest_branch,
                         "synthesis": timeline.synthesis,
                         "cpu": cpu,
-                        "floor_cpu": beside,
                     }
                 )
+                if mode == "parallel" and run % runs == runs - 1:
+                    floors += [await floor_run_cpu(floor, collections, latency) for _ in range(runs)]
         await backend.close()
     summary: dict[str, Any] = {"collections": collections, "branch_latency_seconds": latency, "runs": runs}
     for mode, rows in results.items():
@@ -95,15 +98,13 @@ async def measure_fanout(collections: int, latency: float, runs: int) -> dict[st
     # CPU time of the whole process while a question runs: the work outside the waits.
     summary["cpu_ms_per_question"] = round(1000 * statistics.median(r["cpu"] for r in results["parallel"]), 2)
     summary["cpu_questions"] = len(results["parallel"])
-    # Against the floor run right after each question: the CPU that is Confer's own work (search,
-    # drafting, synthesis, the service) rather than LangGraph's scheduling, and the question's CPU as
-    # a multiple of LangGraph's.
-    parallel = results["parallel"]
-    summary["floor_beside_cpu_ms"] = round(1000 * statistics.median(r["floor_cpu"] for r in parallel), 2)
-    summary["cpu_to_floor_ratio"] = round(statistics.median(r["cpu"] / r["floor_cpu"] for r in parallel), 2)
-    summary["cpu_above_floor_ms"] = round(
-        1000 * statistics.median(r["cpu"] - r["floor_cpu"] for r in parallel), 2
-    )
+    # Each question against the floor run in the same place after its round: the CPU that is
+    # Confer's own work (search, drafting, synthesis, the service) rather than LangGraph's
+    # scheduling, and the question's CPU as a multiple of LangGraph's.
+    pairs = [(r["cpu"], beside) for r, beside in zip(results["parallel"], floors, strict=True)]
+    summary["floor_beside_cpu_ms"] = round(1000 * statistics.median(f for _, f in pairs), 2)
+    summary["cpu_to_floor_ratio"] = round(statistics.median(c / f for c, f in pairs), 2)
+    summary["cpu_above_floor_ms"] = round(1000 * statistics.median(c - f for c, f in pairs), 2)
     summary["langgraph_floor_cpu_ms"] = await measure_graph_floor(collections, max(runs, 5))
     summary["langgraph_floor_waiting_cpu_ms"] = await measure_graph_floor(
         collections, max(runs, 5), wait=latency
