@@ -94,8 +94,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"in rounds of {report['runs']}, the text caches emptied before each round; LangGraph's floor is the "
         "CPU of the same graph shape and streams with nodes that do nothing but wait as long as the "
         "searches (and, after the slash, return at once) (`bench/graph_floor.py`). "
-        "The last column is each question's CPU divided by one run of that waiting floor made right "
-        "after it (median; at 8 collections the floor beside the questions was "
+        "The last column is each question's CPU divided by one run of that waiting floor made just "
+        "after its round of questions (median; at 8 collections the floor beside the questions was "
         f"{eight['floor_beside_cpu_ms']} ms and the questions' CPU above it "
         f"{eight['cpu_above_floor_ms']} ms): the machine changes speed from minute to minute, and this "
         "ratio moves far less than either figure.",
