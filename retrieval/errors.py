@@ -52,3 +52,12 @@ class IndexingError(ConferError):
         self.collection = collection
         self.reason = reason
         super().__init__(f"{collection}: {reason}")
+
+
+class EmbeddingError(ConferError):
+    """The embedder could not embed: an endpoint down or refusing, or a model that fails to load."""
+
+    def __init__(self, *, model: str, reason: str) -> None:
+        self.model = model
+        self.reason = reason
+        super().__init__(f"{model}: {reason}")

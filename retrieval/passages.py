@@ -19,6 +19,11 @@ class Passage(BaseModel):
     text: str
     score: float = 0.0
     highlights: tuple[str, ...] = ()
+    # A hybrid search's two scores, before fusion (``retrieval.scoring``): the word score with the
+    # corpus's statistics, and the cosine of the passage's and the question's embeddings. Unset by a
+    # search by words alone, whose ``score`` is the engine's own.
+    lexical: float | None = None
+    semantic: float | None = None
 
     def scored(self, score: float, highlights: tuple[str, ...] = ()) -> "Passage":
         return self.model_copy(update={"score": score, "highlights": highlights})
