@@ -11,19 +11,59 @@ if TYPE_CHECKING:  # the graph, the service and the clients load only when built
     from graph.context import ResearchLimits
     from graph.llm import ChatModel
     from retrieval.backends import SearchBackend
+    from retrieval.embeddings import Embedder
 
 
-def build_backend(settings: ConferSettings) -> "SearchBackend":
+def build_embedder(settings: ConferSettings) -> "Embedder | None":
+    """The configured embedder (CONFER_EMBEDDINGS), or ``None`` for search by words alone."""
+    if settings.embeddings == "off":
+        return None
+    if settings.embeddings == "endpoint":
+        from retrieval.embeddings import EndpointEmbedder
+
+        assert settings.embeddings_model is not None  # checked by the settings
+        return EndpointEmbedder(
+            base_url=settings.embeddings_base_url,
+            api_key=settings.embeddings_api_key.get_secret_value() if settings.embeddings_api_key else None,
+            model=settings.embeddings_model,
+            dimensions=settings.embeddings_dimensions,
+            batch_size=settings.embeddings_batch_size,
+        )
+    from retrieval.embeddings import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+def build_backend(settings: ConferSettings, metrics: "ConferMetrics | None" = None) -> "SearchBackend":
+    from retrieval.embeddings import VectorCache
+
+    embedder = build_embedder(settings)
+    cache = VectorCache(settings.vector_cache_path) if embedder is not None else None
+    on_failure = None
+    if metrics is not None:
+        counter = metrics.embedding_failures
+
+        def on_failure(reason: str) -> None:
+            counter.inc()
+
     if settings.elasticsearch_url:
         from retrieval.backends.elastic import build_elasticsearch_backend  # only with ELASTICSEARCH_URL
 
         api_key = (
             settings.elasticsearch_api_key.get_secret_value() if settings.elasticsearch_api_key else None
         )
-        return build_elasticsearch_backend(url=settings.elasticsearch_url, api_key=api_key)
+        return build_elasticsearch_backend(
+            url=settings.elasticsearch_url,
+            api_key=api_key,
+            embedder=embedder,
+            vector_cache=cache,
+            on_embedding_failure=on_failure,
+        )
     from retrieval.backends.embedded import build_embedded_backend
 
-    return build_embedded_backend(settings.data_dir)
+    return build_embedded_backend(
+        settings.data_dir, embedder=embedder, vector_cache=cache, on_embedding_failure=on_failure
+    )
 
 
 def build_limits(settings: ConferSettings) -> "ResearchLimits":
@@ -66,7 +106,7 @@ def build_service(
     metrics = metrics or build_metrics()
     return ResearchService(
         config=config or load_collections(settings.collections_path),
-        backend=backend or build_backend(settings),
+        backend=backend or build_backend(settings, metrics),
         metrics=metrics,
         limits=build_limits(settings),
         question_timeout=settings.question_timeout,

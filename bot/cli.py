@@ -283,7 +283,17 @@ async def _index(
                 def advance(_path: Path, task: "TaskID" = task) -> None:
                     progress.advance(task)
 
-                report = await index_collection(backend, collection, config, files=files, on_file=advance)
+                embedding: TaskID | None = None
+
+                def embedded(done: int, total: int, title: str = collection.title) -> None:
+                    nonlocal embedding
+                    if embedding is None:
+                        embedding = progress.add_task(f"{title}: embedding", total=total)
+                    progress.update(embedding, completed=done)
+
+                report = await index_collection(
+                    backend, collection, config, files=files, on_file=advance, on_embedded=embedded
+                )
                 failures += len(report.failures)
                 for failure in report.failures:
                     _say_error_via(progress, messages.describe_error(failure))

@@ -25,6 +25,7 @@ from graph.citations import is_supported
 from graph.models import Answer, ResearchRound
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig, load_collections, resolve_sources
+from retrieval.embeddings import ProgressCallback
 from retrieval.errors import DocumentLoadError
 from retrieval.ingest.chunker import chunk_document
 from retrieval.ingest.loaders import load_file
@@ -49,7 +50,7 @@ class EvalQuestion:
 class QuestionResult:
     question: EvalQuestion
     ranked: list[str]
-    baseline_ranked: list[str]
+    baseline_ranked: list[str]  # one index over the whole corpus, by words (BM25)
     chosen: list[str]
     cited: list[str]
     citation_valid: bool
@@ -63,6 +64,7 @@ class QuestionResult:
     rounds: list[ResearchRound] = field(default_factory=list)
     verdict: bool | None = None  # a yes/no comparison's derived verdict (graph.verdict), if any
     choice: str = ""  # a "which came first" comparison's derived choice (graph.verdict), if any
+    hybrid_ranked: list[str] = field(default_factory=list)  # one index, by words and meaning
 
 
 def load_questions(dataset: Path, split: str) -> list[EvalQuestion]:
@@ -125,14 +127,20 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(statistics.mean(values), 4) if values else None
 
 
-def summarize(results: Sequence[QuestionResult], *, baseline: bool, with_model: bool) -> dict[str, Any]:
-    """One ``M`` of the ``--json`` contract, for Confer or for the baseline."""
+def summarize(
+    results: Sequence[QuestionResult], *, baseline: bool, with_model: bool, hybrid: bool = False
+) -> dict[str, Any]:
+    """One ``M`` of the ``--json`` contract, for Confer or for a one-index baseline (by words, or
+    with ``hybrid`` by words and meaning). Recall counts the questions that have gold passages."""
 
     def ranked(r: QuestionResult) -> list[str]:
-        return r.baseline_ranked if baseline else r.ranked
+        if baseline:
+            return r.hybrid_ranked if hybrid else r.baseline_ranked
+        return r.ranked
 
+    answerable = [r for r in results if r.question.gold_ids]
     metrics: dict[str, Any] = {
-        f"recall_at_{k}": _mean([_recall(ranked(r), r.question.gold_ids, k) for r in results]) for k in KS
+        f"recall_at_{k}": _mean([_recall(ranked(r), r.question.gold_ids, k) for r in answerable]) for k in KS
     }
     if baseline:
         metrics.update(
@@ -157,13 +165,13 @@ def summarize(results: Sequence[QuestionResult], *, baseline: bool, with_model: 
     metrics.update(
         {
             "routing_recall": _mean(
-                [float(set(r.question.gold_collections) <= set(r.chosen)) for r in results]
+                [float(set(r.question.gold_collections) <= set(r.chosen)) for r in answerable]
             ),
             "collections_per_question": _mean([float(len(r.chosen)) for r in results]),
             "gold_cited": _mean(
                 [
                     len(set(r.cited) & set(r.question.gold_ids)) / len(set(r.question.gold_ids))
-                    for r in results
+                    for r in answerable
                 ]
             ),
             "citation_validity": _mean([float(r.citation_valid) for r in results]),
@@ -233,8 +241,19 @@ async def evaluate(
     questions = load_questions(dataset, split)[:limit]
     tag = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory(prefix="confer-eval-") as tmp:
-        run_settings = settings.model_copy(update={"data_dir": Path(tmp)})
+        # Passage vectors are kept where the configured data folder keeps them: a second run embeds
+        # nothing again.
+        run_settings = settings.model_copy(
+            update={"data_dir": Path(tmp), "embeddings_cache": settings.vector_cache_path}
+        )
         backend = build_backend(run_settings)
+        # The one-index baseline by words alone reads the same index (with embeddings off, the
+        # backend itself).
+        words = (
+            build_backend(run_settings.model_copy(update={"embeddings": "off"}))
+            if settings.embeddings != "off"
+            else None
+        )
         # Throw-away aliases, so an Elasticsearch cluster's own collections are never touched.
         collections = tuple(
             c.model_copy(update={"index": f"confer-eval-{tag}-{c.name}"}) for c in config.collections
@@ -251,11 +270,13 @@ async def evaluate(
             for collection in (*collections, everything):
                 await index_collection(backend, collection, config)
             index_seconds = time.monotonic() - started
-            results = await _run(questions, config, everything, backend, run_settings, progress)
+            results = await _run(questions, config, everything, backend, run_settings, progress, words=words)
             without_evidence = await _run_without_evidence(questions, config, backend, run_settings)
         finally:
             await _drop_eval_indexes(backend, (*collections, everything))
             await backend.close()
+            if words is not None:
+                await words.close()
     with_model = bool(settings.llm_model)
     report = _report(
         results, with_model=with_model, index_seconds=index_seconds, split=split, dataset=dataset
@@ -281,16 +302,33 @@ class EvidenceHidingBackend:
         return self._backend.name
 
     async def search(
-        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
-        hits = await self._backend.search(collection, query, limit=limit + len(self.hidden), broad=broad)
+        hits = await self._backend.search(
+            collection, query, limit=limit + len(self.hidden), broad=broad, meaning=meaning, corpus=corpus
+        )
         return [p for p in hits if p.id not in self.hidden][:limit]
 
-    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
-        return await self._backend.probe(collections, query)
+    async def probe(
+        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+    ) -> dict[str, float]:
+        return await self._backend.probe(collections, query, meaning=meaning)
 
-    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
-        return await self._backend.sync_collection(collection, passages)
+    async def sync_collection(
+        self,
+        collection: Collection,
+        passages: Sequence[Passage],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> SyncStats:
+        return await self._backend.sync_collection(collection, passages, progress=progress)
 
     async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
         return await self._backend.passages_from_sources(collection, sources)
@@ -424,7 +462,11 @@ async def _run(
     backend: SearchBackend,
     settings: ConferSettings,
     progress: Callable[[int, int], None] | None,
+    *,
+    words: SearchBackend | None = None,
 ) -> list[QuestionResult]:
+    """Each question through Confer, and through one index over the whole corpus: by words (with
+    ``words``, a backend without embeddings over the same index), and by words and meaning."""
     metrics = build_metrics()
     service = build_service(settings, config=config, backend=backend, metrics=metrics)
     results = []
@@ -434,7 +476,12 @@ async def _run(
             t0 = time.perf_counter()
             answer = await service.answer(question, surface="cli")
             seconds = time.perf_counter() - t0
-            baseline = await backend.search(everything, item.question, limit=max(KS))
+            one_index = await backend.search(everything, item.question, limit=max(KS))
+            if words is not None:
+                baseline = await words.search(everything, item.question, limit=max(KS))
+                hybrid = one_index
+            else:
+                baseline, hybrid = one_index, []
             valid, total, supported, cited = _judge(answer)
             results.append(
                 QuestionResult(
@@ -463,6 +510,7 @@ async def _run(
                     rounds=list(answer.rounds),
                     verdict=answer.verdict,
                     choice=answer.choice,
+                    hybrid_ranked=[p.id for p in hybrid],
                 )
             )
             if progress is not None:
@@ -496,6 +544,16 @@ def _report(
                 t: summarize(rs, baseline=True, with_model=with_model) for t, rs in sorted(by_type.items())
             },
         },
+        # One index by words and meaning: only when embeddings are on.
+        "hybrid_baseline": {
+            "overall": summarize(results, baseline=True, with_model=with_model, hybrid=True),
+            "by_type": {
+                t: summarize(rs, baseline=True, with_model=with_model, hybrid=True)
+                for t, rs in sorted(by_type.items())
+            },
+        }
+        if any(r.hybrid_ranked for r in results)
+        else None,
         "questions": len(results),
         "details": {
             "dataset": str(dataset),
@@ -560,6 +618,7 @@ def markdown_report(report: dict[str, Any]) -> str:
     details = report["details"]
     rows = [("overall", report["overall"], report["baseline"]["overall"])]
     rows += [(t, m, report["baseline"]["by_type"][t]) for t, m in report["by_type"].items()]
+    hybrid = report.get("hybrid_baseline")
 
     def pct(value: float | None) -> str:
         return "–" if value is None else f"{100 * value:.1f}"
@@ -572,14 +631,19 @@ def markdown_report(report: dict[str, Any]) -> str:
         "",
         "## Retrieval (recall of gold paragraphs, %)",
         "",
-        "| questions | Confer R@2 | R@5 | R@10 | one-index baseline R@2 | R@5 | R@10 |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| questions | Confer R@2 | R@5 | R@10 | one-index baseline R@2 | R@5 | R@10 "
+        + ("| one-index hybrid baseline R@2 | R@5 | R@10 |" if hybrid else "|"),
+        "|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if hybrid else ""),
     ]
     for name, m, b in rows:
-        lines.append(
+        line = (
             f"| {name} | {pct(m['recall_at_2'])} | {pct(m['recall_at_5'])} | {pct(m['recall_at_10'])} | "
             f"{pct(b['recall_at_2'])} | {pct(b['recall_at_5'])} | {pct(b['recall_at_10'])} |"
         )
+        if hybrid:
+            h = hybrid["overall"] if name == "overall" else hybrid["by_type"][name]
+            line += f" {pct(h['recall_at_2'])} | {pct(h['recall_at_5'])} | {pct(h['recall_at_10'])} |"
+        lines.append(line)
     lines += [
         "",
         "## Routing, citations, answers, latency",
@@ -780,7 +844,9 @@ async def evaluate_conversations(
     tag = uuid.uuid4().hex[:8]
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="confer-eval-") as tmp:
-        run_settings = settings.model_copy(update={"data_dir": Path(tmp)})
+        run_settings = settings.model_copy(
+            update={"data_dir": Path(tmp), "embeddings_cache": settings.vector_cache_path}
+        )
         backend = build_backend(run_settings)
         collections = tuple(
             c.model_copy(update={"index": f"confer-eval-{tag}-{c.name}"}) for c in config.collections

@@ -12,6 +12,7 @@ from retrieval.errors import (
     CollectionsFileError,
     ConferError,
     DocumentLoadError,
+    EmbeddingError,
     IndexingError,
     RetrievalError,
 )
@@ -133,6 +134,13 @@ def describe_error(error: ConferError) -> str:
             "try `confer index`."
         )
     if isinstance(error, IndexingError):
+        if isinstance(error.__cause__, EmbeddingError):
+            return (
+                f"Could not embed the passages of collection '{error.collection}' with "
+                f"{error.__cause__.model} ({error.__cause__.reason}); the previous index is unchanged. "
+                "Check EMBEDDINGS_BASE_URL, EMBEDDINGS_MODEL and EMBEDDINGS_API_KEY, "
+                "or set CONFER_EMBEDDINGS=local or off."
+            )
         return (
             f"Could not write collection '{error.collection}' to the search index; "
             "the previous index is unchanged."

@@ -27,6 +27,7 @@ class ConferMetrics:
     slack_rate_limited: Counter
     events_deduplicated: Counter
     citations_dropped: Counter
+    embedding_failures: Counter
     questions_in_flight: Gauge
     feedback: Counter
     llm_fallbacks: Counter
@@ -130,6 +131,11 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             "confer_citations_dropped",
             "Answer sentences dropped by verification, by reason.",
             ["reason"],
+            registry=registry,
+        ),
+        embedding_failures=Counter(
+            "confer_embedding_failures",
+            "Searches that fell back to words only because the question could not be embedded.",
             registry=registry,
         ),
         questions_in_flight=Gauge(

@@ -26,6 +26,7 @@ from graph.runner import stream_research
 from graph.suggestions import Suggestion, suggest_followups
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig
+from retrieval.embeddings import ProgressCallback
 from retrieval.errors import ConferError
 from retrieval.passages import CollectionStats, Passage, SyncStats
 
@@ -51,23 +52,40 @@ class InstrumentedBackend:
         return self._inner.name
 
     async def search(
-        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
         started = time.perf_counter()
         try:
-            return await self._inner.search(collection, query, limit=limit, broad=broad)
+            return await self._inner.search(
+                collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+            )
         finally:
             self._histogram.observe(time.perf_counter() - started)
 
-    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
+    async def probe(
+        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+    ) -> dict[str, float]:
         started = time.perf_counter()
         try:
-            return await self._inner.probe(collections, query)
+            return await self._inner.probe(collections, query, meaning=meaning)
         finally:
             self._histogram.observe(time.perf_counter() - started)
 
-    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
-        return await self._inner.sync_collection(collection, passages)
+    async def sync_collection(
+        self,
+        collection: Collection,
+        passages: Sequence[Passage],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> SyncStats:
+        return await self._inner.sync_collection(collection, passages, progress=progress)
 
     async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
         return await self._inner.passages_from_sources(collection, sources)

@@ -49,6 +49,19 @@ class ConferSettings(BaseSettings):
     elasticsearch_url: str | None = Field(None, validation_alias=_env("ELASTICSEARCH_URL"))
     elasticsearch_api_key: SecretStr | None = Field(None, validation_alias=_env("ELASTICSEARCH_API_KEY"))
 
+    # Search and answers by meaning: the local model (default), an OpenAI-compatible endpoint, or off.
+    embeddings: Literal["local", "endpoint", "off"] = Field(
+        "local", validation_alias=_env("CONFER_EMBEDDINGS")
+    )
+    embeddings_base_url: str | None = Field(None, validation_alias=_env("EMBEDDINGS_BASE_URL"))
+    embeddings_api_key: SecretStr | None = Field(None, validation_alias=_env("EMBEDDINGS_API_KEY"))
+    embeddings_model: str | None = Field(None, validation_alias=_env("EMBEDDINGS_MODEL"))
+    embeddings_dimensions: int | None = Field(
+        None, ge=1, le=16384, validation_alias=_env("EMBEDDINGS_DIMENSIONS")
+    )
+    embeddings_batch_size: int = Field(64, ge=1, le=2048, validation_alias=_env("EMBEDDINGS_BATCH_SIZE"))
+    embeddings_cache: Path | None = Field(None, validation_alias=_env("CONFER_EMBEDDINGS_CACHE"))
+
     llm_base_url: str | None = Field(None, validation_alias=_env("LLM_BASE_URL"))
     llm_api_key: SecretStr | None = Field(None, validation_alias=_env("LLM_API_KEY"))
     llm_model: str | None = Field(None, validation_alias=_env("LLM_MODEL"))
@@ -80,7 +93,7 @@ class ConferSettings(BaseSettings):
     thread_ttl_days: float = Field(30.0, gt=0, le=3650, validation_alias=_env("CONFER_THREAD_TTL_DAYS"))
     thread_followups: bool = Field(True, validation_alias=_env("CONFER_THREAD_FOLLOWUPS"))
 
-    @field_validator("elasticsearch_url", "llm_base_url", "slack_api_url")
+    @field_validator("elasticsearch_url", "llm_base_url", "slack_api_url", "embeddings_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
@@ -90,7 +103,26 @@ class ConferSettings(BaseSettings):
             raise ValueError("must be an http:// or https:// URL")
         return value.rstrip("/")
 
-    @field_validator("llm_model")
+    @field_validator("embeddings", mode="before")
+    @classmethod
+    def _embeddings_word(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _endpoint_complete(self) -> "ConferSettings":
+        if self.embeddings == "endpoint" and not self.embeddings_model:
+            raise ValueError(
+                "CONFER_EMBEDDINGS=endpoint needs EMBEDDINGS_MODEL "
+                "(and EMBEDDINGS_BASE_URL unless it is OpenAI's)"
+            )
+        return self
+
+    @property
+    def vector_cache_path(self) -> Path:
+        """Where passage vectors are kept by model and content (reused by re-indexing and evaluations)."""
+        return self.embeddings_cache or self.data_dir / "embeddings.sqlite3"
+
+    @field_validator("llm_model", "embeddings_model")
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:
         return value.strip() or None if value is not None else None
@@ -163,6 +195,7 @@ class ConferSettings(BaseSettings):
         "slack_bot_token",
         "slack_app_token",
         "llm_api_key",
+        "embeddings_api_key",
         "elasticsearch_api_key",
         "teams_app_secret",
     )

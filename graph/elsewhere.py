@@ -19,7 +19,13 @@ from retrieval.errors import RetrievalError
 async def _finding(context: GraphContext, task: ResearchTask) -> Finding:
     collection = context.collections[task.collection]
     try:
-        passages = await context.backend.search(collection, task.question, limit=context.limits.top_k)
+        passages = await context.backend.search(
+            collection,
+            task.question,
+            limit=context.limits.top_k,
+            meaning=task.question,
+            corpus=tuple(context.collections.values()),
+        )
     except RetrievalError:
         return Finding(collection=task.collection, status="failed", reason="search unavailable")
     if not passages:

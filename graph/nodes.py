@@ -3,7 +3,7 @@
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send, StreamWriter
@@ -39,6 +39,7 @@ from graph.reflect import (
     validate_proposals,
 )
 from graph.schemas import PlanOutput
+from graph.scores import comparable_findings
 from graph.state import ResearchState
 from graph.synthesis import (
     merge_passages,
@@ -68,7 +69,7 @@ async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str
     scores: dict[str, float] = {}
     if not question.requested and not question.defaults:
         allowed = [context.collections[n] for n in allowed_names(question, context.collections)]
-        scores = await context.backend.probe(allowed, question.text)
+        scores = await context.backend.probe(allowed, question.text, meaning=question.text)
     result = plan_research(question, kind, context.collections, scores, context.limits)
     if context.llm is not None and result.tasks:
         result = await _plan_with_model(context, context.llm, question, result, runtime)
@@ -133,13 +134,20 @@ async def _gather(
     kept too, so the synthesizer can give every sub-query of a comparison its share."""
     collection = context.collections[task.collection]
     queries = task.queries if not broad else task.queries[:1]
-    search = context.backend.search
-    if len(queries) == 1:  # most tasks: no task and no gather around the one search
-        results = [await search(collection, queries[0], limit=context.limits.top_k, broad=broad)]
-    else:
-        results = await asyncio.gather(
-            *(search(collection, q, limit=context.limits.top_k, broad=broad) for q in queries)
+    # By meaning, the question itself (embedded once for every branch), or a follow-up's lead; the
+    # word scores with every collection's statistics, so that the branches' results rank together.
+    meaning = task.question if task.round == 1 else task.queries[0]
+    corpus = tuple(context.collections.values())
+
+    def search(query: str) -> Awaitable[list[Passage]]:
+        return context.backend.search(
+            collection, query, limit=context.limits.top_k, broad=broad, meaning=meaning, corpus=corpus
         )
+
+    if len(queries) == 1:  # most tasks: no task and no gather around the one search
+        results = [await search(queries[0])]
+    else:
+        results = await asyncio.gather(*(search(q) for q in queries))
     best: dict[str, Passage] = {}
     for passages in results:
         for passage in passages:
@@ -285,7 +293,9 @@ async def _route_leads(
     collections = [context.collections[n] for n in candidates]
     if len(collections) == 1:
         return [(lead, collections[0].name) for lead in leads]
-    scores = await asyncio.gather(*(context.backend.probe(collections, lead.query) for lead in leads))
+    scores = await asyncio.gather(
+        *(context.backend.probe(collections, lead.query, meaning=lead.query) for lead in leads)
+    )
     routed = []
     for lead, found in zip(leads, scores, strict=True):
         # A name scores high where it is mentioned as well as where it is the subject: the two
@@ -349,6 +359,7 @@ async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[
     if context.deadline is not None and context.deadline - time.monotonic() - reserve < 2 * elapsed:
         return update  # another round like this one would not leave time to answer
     question = state["question"]
+    findings = comparable_findings(findings)
     ranked = merge_passages(findings)
     unavailable = {f.collection for f in findings if f.status in ("failed", "timeout")}
     candidates = tuple(n for n in follow_up_collections(question, plan_, context) if n not in unavailable)
@@ -431,7 +442,7 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
     when a model is configured, extractive otherwise or whenever the model's answer is unusable."""
     context = runtime.context
     plan_ = state["plan"]
-    findings = state.get("findings", [])  # in the order the branches were sent
+    findings = comparable_findings(state.get("findings", []))  # in the order the branches were sent
     if context.llm is not None and any(f.claims for f in findings):
         try:
             answer, _ = await synthesize_with_llm(
@@ -465,7 +476,7 @@ async def _answer_from_elsewhere(
         return answer.model_copy(update={"suggested": names})
     wider = plan_.model_copy(update={"tasks": (*plan_.tasks, *tasks)})
     return synthesize_extractive(
-        wider, [*findings, *extra], context.limits, languages=_languages(context, wider)
+        wider, comparable_findings([*findings, *extra]), context.limits, languages=_languages(context, wider)
     )
 
 

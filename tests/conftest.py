@@ -30,6 +30,23 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name, raising=False)
     if keep_es:
         monkeypatch.setenv("CONFER_TEST_ELASTICSEARCH_URL", keep_es)
+    # Search by words only, unless a test turns embeddings on: most tests pin what Confer answers
+    # from BM25 (which embeddings off must keep exactly); tests of search by meaning set
+    # CONFER_EMBEDDINGS themselves and share one vector cache (``embedding_settings``).
+    monkeypatch.setenv("CONFER_EMBEDDINGS", "off")
+
+
+@pytest.fixture(scope="session")
+def vector_cache_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of passage vectors for the whole run: the samples are embedded once."""
+    return tmp_path_factory.mktemp("vectors") / "embeddings.sqlite3"
+
+
+@pytest.fixture
+def embedding_settings(monkeypatch: pytest.MonkeyPatch, vector_cache_path: Path) -> None:
+    """Confer's default: the local embedding model, with the run's shared vector cache."""
+    monkeypatch.setenv("CONFER_EMBEDDINGS", "local")
+    monkeypatch.setenv("CONFER_EMBEDDINGS_CACHE", str(vector_cache_path))
 
 
 @pytest.fixture

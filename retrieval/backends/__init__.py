@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from retrieval.collections import Collection
+from retrieval.embeddings import ProgressCallback
 from retrieval.passages import CollectionStats, Passage, SyncStats
 
 
@@ -16,20 +17,42 @@ class SearchBackend(Protocol):
         ...
 
     async def search(
-        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
         """Top passages for ``query`` with scores, best first. ``broad`` relaxes term matching.
+
+        With embeddings, the search is by words (``query``) and by meaning (``meaning``, default
+        ``query``: the question itself, embedded once for all its branches), and the word scores use
+        the statistics of ``corpus`` (the collections whose results are merged with this one's;
+        default: this one), so that scores from several collections rank together.
 
         Raises ``SearchUnavailableError`` or ``CollectionNotIndexedError``.
         """
         ...
 
-    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
-        """Best score per collection in one round trip; collections that fail are left out."""
+    async def probe(
+        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+    ) -> dict[str, float]:
+        """Best score per collection in one round trip, on one scale across them; collections that
+        fail are left out."""
         ...
 
-    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
-        """Make the collection hold exactly ``passages``; atomically where the engine can.
+    async def sync_collection(
+        self,
+        collection: Collection,
+        passages: Sequence[Passage],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> SyncStats:
+        """Make the collection hold exactly ``passages`` (and their vectors, with embeddings);
+        atomically where the engine can. ``progress`` is told how many passages were embedded.
 
         Raises ``IndexingError``; on failure the previous contents stay searchable.
         """

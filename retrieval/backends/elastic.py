@@ -9,26 +9,54 @@ keeps in ``_source`` without parsing it; a search hands it to the text caches wi
 index's ``_meta`` records the analysis rules it was written with: a collection indexed before
 analyses were stored, or under other rules, is written anew at its next sync even when its
 passages are unchanged.
+
+With an embedder, each passage also stores its vector (a ``dense_vector``, cosine), and the
+mapping's ``_meta`` records the embedder (model and dimensions): an index of another embedder is
+written anew at the next sync, and searched by words only until then. A search is then two
+searches in one ``_msearch``: BM25 over every collection of the corpus with
+``dfs_query_then_fetch`` (the corpus's statistics, filtered to this collection, so that scores
+of several collections rank together) and kNN on this collection; their hits are scored both ways
+and fused in the client (``retrieval.scoring.fuse``: the combination measured, and Elasticsearch's
+own ``rrf`` retriever needs a paid licence). A cluster without ``dense_vector`` (OpenSearch, and the
+osmem test server) fails ``confer index`` with embeddings on, naming the setting.
 """
 
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+import numpy as np
 from elastic_transport import TransportError
 from elasticsearch import AsyncElasticsearch, helpers
 from elasticsearch import exceptions as es_exceptions
 
 from retrieval.analysis import analyse, fingerprint, offer
 from retrieval.collections import Collection
-from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
+from retrieval.embeddings import (
+    Embedder,
+    ProgressCallback,
+    VectorCache,
+    Vectors,
+    embed_with_cache,
+    passage_text,
+)
+from retrieval.errors import (
+    CollectionNotIndexedError,
+    EmbeddingError,
+    IndexingError,
+    SearchUnavailableError,
+)
 from retrieval.passages import CollectionStats, Passage, SyncStats
+from retrieval.scoring import fuse
 
 logger = logging.getLogger(__name__)
 
 SEARCH_FIELDS = ["title^2", "text"]
 _SOURCE_FIELDS = ["id", "doc_id", "source", "title", "url", "text", "analysis"]
+# kNN looks at this many candidates per shard for each hit it returns (Elasticsearch's advice: more
+# than k, for recall).
+_KNN_CANDIDATES = 10
 _FAILURES = (es_exceptions.ApiError, TransportError)
 
 INDEX_SETTINGS: dict[str, Any] = {
@@ -51,9 +79,26 @@ INDEX_MAPPINGS: dict[str, Any] = {
 }
 
 
-def index_mappings() -> dict[str, Any]:
-    """``INDEX_MAPPINGS`` with the analysis rules' fingerprint in ``_meta``."""
-    return {**INDEX_MAPPINGS, "_meta": {"analysis": fingerprint()}}
+def embedder_key(embedder: Embedder | None) -> str:
+    """What an index records of the embedder its vectors are from ("" for none)."""
+    return f"{embedder.model}/{embedder.dimensions}" if embedder is not None else ""
+
+
+def index_mappings(embedder: Embedder | None = None, dimensions: int = 0) -> dict[str, Any]:
+    """``INDEX_MAPPINGS`` with the analysis rules' fingerprint (and the embedder) in ``_meta``, and
+    a vector field with an embedder."""
+    mappings: dict[str, Any] = {**INDEX_MAPPINGS, "_meta": {"analysis": fingerprint()}}
+    if embedder is not None:
+        properties = dict(mappings["properties"])
+        properties["vector"] = {
+            "type": "dense_vector",
+            "dims": dimensions,
+            "index": True,
+            "similarity": "cosine",
+        }
+        mappings["properties"] = properties
+        mappings["_meta"]["embedder"] = f"{embedder.model}/{dimensions}"
+    return mappings
 
 
 def _match(query: str, *, broad: bool) -> dict[str, Any]:
@@ -87,19 +132,48 @@ def _passage(collection: str, hit: dict[str, Any]) -> Passage:
 class ElasticsearchBackend:
     """Search through an ``AsyncElasticsearch`` client that the composition root builds."""
 
-    def __init__(self, *, client: AsyncElasticsearch, bulk_chunk_size: int = 500) -> None:
+    def __init__(
+        self,
+        *,
+        client: AsyncElasticsearch,
+        bulk_chunk_size: int = 500,
+        embedder: Embedder | None = None,
+        vector_cache: VectorCache | None = None,
+        on_embedding_failure: Callable[[str], None] | None = None,
+    ) -> None:
         self._client = client
         self._bulk_chunk_size = bulk_chunk_size
+        self._embedder = embedder
+        self._vector_cache = vector_cache
+        self._on_embedding_failure = on_embedding_failure
+        # Each collection's alias: whether its index holds vectors of the embedder (checked once).
+        self._embedded: dict[str, bool] = {}
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
 
     @property
     def name(self) -> str:
         return "elasticsearch"
 
     async def search(
-        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
         if not query.strip():
             return []
+        vector = await self._query_vector(meaning or query)
+        if vector is not None and await self._has_vectors(collection):
+            return await self._hybrid_search(
+                collection, query, vector, limit=limit, broad=broad, corpus=corpus
+            )
         try:
             response = await self._client.search(
                 index=collection.alias,
@@ -114,9 +188,117 @@ class ElasticsearchBackend:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
         return [_passage(collection.name, hit) for hit in response["hits"]["hits"]]
 
-    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
+    async def _query_vector(self, text: str) -> Vectors | None:
+        if self._embedder is None or not text.strip():
+            return None
+        try:
+            return await self._embedder.embed_query(text)
+        except EmbeddingError as exc:
+            logger.warning("embedding failed, searching by words only: %s", exc.reason)
+            if self._on_embedding_failure is not None:
+                self._on_embedding_failure(exc.reason)
+            return None
+
+    async def _has_vectors(self, collection: Collection) -> bool:
+        """Whether the collection's index holds vectors of the configured embedder."""
+        known = self._embedded.get(collection.alias)
+        if known is not None:
+            return known
+        try:
+            response = await self._client.indices.get_mapping(index=collection.alias)
+        except _FAILURES:
+            return False  # the search itself says what is wrong
+        key = embedder_key(self._embedder)
+        found = all(
+            m.get("mappings", {}).get("_meta", {}).get("embedder") == key for m in response.body.values()
+        )
+        if not found:
+            logger.warning(
+                "collection %s has no vectors of %s; searching it by words only until `confer index`",
+                collection.name,
+                key,
+            )
+        self._embedded[collection.alias] = found
+        return found
+
+    def _words(self, query: str, collection: Collection, *, broad: bool) -> dict[str, Any]:
+        return {
+            "bool": {"must": _match(query, broad=broad), "filter": {"term": {"collection": collection.name}}}
+        }
+
+    async def _hybrid_search(
+        self,
+        collection: Collection,
+        query: str,
+        vector: Vectors,
+        *,
+        limit: int,
+        broad: bool,
+        corpus: Sequence[Collection],
+    ) -> list[Passage]:
+        """BM25 with the corpus's statistics and kNN in one ``_msearch``, fused in the client."""
+        indexes = ",".join(dict.fromkeys(c.alias for c in (*corpus, collection)))
+        fields = [*_SOURCE_FIELDS, "vector"]
+        searches: list[dict[str, Any]] = [
+            {"index": indexes, "search_type": "dfs_query_then_fetch", "ignore_unavailable": True},
+            {"query": self._words(query, collection, broad=broad), "size": limit, "_source": fields},
+            {"index": collection.alias},
+            {
+                "knn": {
+                    "field": "vector",
+                    "query_vector": vector.tolist(),
+                    "k": limit,
+                    "num_candidates": limit * _KNN_CANDIDATES,
+                },
+                "size": limit,
+                "_source": fields,
+            },
+        ]
+        try:
+            response = await self._client.msearch(searches=searches)
+            words, meaning = response["responses"]
+            for item in (words, meaning):
+                if "error" in item:
+                    if item.get("status") == 404:
+                        raise CollectionNotIndexedError(collection=collection.name, reason="no such index")
+                    raise SearchUnavailableError(collection=collection.name, reason="search refused")
+            lexical = {h["_id"]: float(h.get("_score") or 0.0) for h in words["hits"]["hits"]}
+            hits = {h["_id"]: h for h in [*words["hits"]["hits"], *meaning["hits"]["hits"]]}
+            unscored = [pid for pid in hits if pid not in lexical]
+            if unscored:  # the meaning's hits, scored by words on the same scale
+                more = await self._client.search(
+                    index=indexes,
+                    search_type="dfs_query_then_fetch",
+                    ignore_unavailable=True,
+                    query={
+                        "bool": {"must": _match(query, broad=broad), "filter": {"ids": {"values": unscored}}}
+                    },
+                    size=len(unscored),
+                    source=False,
+                )
+                lexical.update({h["_id"]: float(h.get("_score") or 0.0) for h in more["hits"]["hits"]})
+        except es_exceptions.NotFoundError as exc:
+            raise CollectionNotIndexedError(collection=collection.name, reason="no such index") from exc
+        except _FAILURES as exc:
+            raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
+        passages = []
+        for pid, hit in hits.items():
+            stored = hit["_source"].get("vector")
+            cosine = float(np.asarray(stored, dtype=np.float32) @ vector) if stored else None
+            passage = _passage(collection.name, hit)
+            passages.append(passage.model_copy(update={"lexical": lexical.get(pid, 0.0), "semantic": cosine}))
+        return fuse(passages)[:limit]
+
+    async def probe(
+        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+    ) -> dict[str, float]:
         if not collections or not query.strip():
             return {}
+        vector = await self._query_vector(meaning or query)
+        if vector is not None:
+            embedded = [c for c in collections if await self._has_vectors(c)]
+            if embedded:
+                return await self._hybrid_probe(embedded, query, vector)
         searches: list[dict[str, Any]] = []
         for collection in collections:
             searches.append({"index": collection.alias})
@@ -131,6 +313,23 @@ class ElasticsearchBackend:
             hits = item.get("hits", {}).get("hits", []) if "error" not in item else []
             if hits:
                 best[collection.name] = float(hits[0].get("_score") or 0.0)
+        return best
+
+    async def _hybrid_probe(
+        self, collections: Sequence[Collection], query: str, vector: Vectors
+    ) -> dict[str, float]:
+        """Each collection's best hybrid score, its few best hits fused with every other's."""
+        pool: list[Passage] = []
+        for collection in collections:
+            try:
+                pool += await self._hybrid_search(
+                    collection, query, vector, limit=3, broad=False, corpus=collections
+                )
+            except (CollectionNotIndexedError, SearchUnavailableError):
+                continue
+        best: dict[str, float] = {}
+        for passage in fuse(pool):
+            best.setdefault(passage.collection, passage.score)
         return best
 
     async def _alias_targets(self, alias: str) -> list[str]:
@@ -148,7 +347,13 @@ class ElasticsearchBackend:
             ids.add(hit["_id"])
         return ids
 
-    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
+    async def sync_collection(
+        self,
+        collection: Collection,
+        passages: Sequence[Passage],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> SyncStats:
         alias = collection.alias
         wanted = {p.id: p for p in passages}
         try:
@@ -159,14 +364,34 @@ class ElasticsearchBackend:
             raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
         if old_indices and existing == set(wanted) and analysed:
             return SyncStats(added=0, removed=0, unchanged=len(wanted))
+        vectors: dict[str, list[float]] = {}
+        dimensions = 0
+        if self._embedder is not None:
+            texts = [passage_text(p.title, p.text) for p in wanted.values()]
+            try:
+                matrix = await embed_with_cache(self._embedder, self._vector_cache, texts, progress=progress)
+            except EmbeddingError as exc:
+                raise IndexingError(collection=collection.name, reason=f"embeddings: {exc.reason}") from exc
+            dimensions = int(matrix.shape[1]) if len(texts) else self._embedder.dimensions
+            vectors = {pid: matrix[i].tolist() for i, pid in enumerate(wanted)}
         new_index = f"{alias}-{time.time_ns()}"
         try:
-            await self._client.indices.create(
-                index=new_index, settings=INDEX_SETTINGS, mappings=index_mappings()
-            )
+            try:
+                await self._client.indices.create(
+                    index=new_index,
+                    settings=INDEX_SETTINGS,
+                    mappings=index_mappings(self._embedder, dimensions),
+                )
+            except es_exceptions.BadRequestError as exc:
+                if self._embedder is not None and "dense_vector" in str(exc):
+                    raise IndexingError(
+                        collection=collection.name,
+                        reason="the cluster has no dense_vector field type (set CONFER_EMBEDDINGS=off)",
+                    ) from exc
+                raise
             await helpers.async_bulk(
                 self._client,
-                self._actions(new_index, collection, wanted.values()),
+                self._actions(new_index, collection, wanted.values(), vectors),
                 chunk_size=self._bulk_chunk_size,
                 refresh="wait_for",
             )
@@ -178,6 +403,7 @@ class ElasticsearchBackend:
             raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
         for index in old_indices:
             await self._delete_quietly(index)
+        self._embedded.pop(alias, None)
         return SyncStats(
             added=len(set(wanted) - existing),
             removed=len(existing - set(wanted)),
@@ -188,8 +414,10 @@ class ElasticsearchBackend:
         """Whether every one of ``indices`` stores its passages' analyses under the current rules."""
         response = await self._client.indices.get_mapping(index=",".join(indices))
         version = fingerprint()
+        key = embedder_key(self._embedder)
         return all(
             mapping.get("mappings", {}).get("_meta", {}).get("analysis") == version
+            and mapping.get("mappings", {}).get("_meta", {}).get("embedder", "") == key
             for mapping in response.body.values()
         )
 
@@ -200,8 +428,11 @@ class ElasticsearchBackend:
             logger.warning("could not delete index %s", index)
 
     @staticmethod
-    async def _actions(index: str, collection: Collection, passages: Any) -> AsyncIterator[dict[str, Any]]:
+    async def _actions(
+        index: str, collection: Collection, passages: Any, vectors: dict[str, list[float]]
+    ) -> AsyncIterator[dict[str, Any]]:
         for passage in passages:
+            vector = {"vector": vectors[passage.id]} if passage.id in vectors else {}
             yield {
                 "_index": index,
                 "_id": passage.id,
@@ -214,6 +445,7 @@ class ElasticsearchBackend:
                     "url": passage.url,
                     "text": passage.text,
                     "analysis": analyse(passage.title, passage.text),
+                    **vector,
                 },
             }
 
@@ -267,11 +499,23 @@ class ElasticsearchBackend:
 
     async def close(self) -> None:
         await self._client.close()
+        if self._embedder is not None:
+            await self._embedder.close()
+        if self._vector_cache is not None:
+            self._vector_cache.close()
 
 
 def build_elasticsearch_backend(
-    *, url: str, api_key: str | None = None, request_timeout: float = 10.0
+    *,
+    url: str,
+    api_key: str | None = None,
+    request_timeout: float = 10.0,
+    embedder: Embedder | None = None,
+    vector_cache: VectorCache | None = None,
+    on_embedding_failure: Callable[[str], None] | None = None,
 ) -> ElasticsearchBackend:
     """Build the client and backend; nothing connects until the first request."""
     client = AsyncElasticsearch(url, api_key=api_key, request_timeout=request_timeout, retry_on_timeout=False)
-    return ElasticsearchBackend(client=client)
+    return ElasticsearchBackend(
+        client=client, embedder=embedder, vector_cache=vector_cache, on_embedding_failure=on_embedding_failure
+    )

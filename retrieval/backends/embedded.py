@@ -16,13 +16,28 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import snowballstemmer
 
 from retrieval.analysis import analyse, fingerprint, offer
 from retrieval.collections import Collection
-from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
+from retrieval.embeddings import (
+    Embedder,
+    ProgressCallback,
+    VectorCache,
+    Vectors,
+    embed_with_cache,
+    passage_text,
+)
+from retrieval.errors import (
+    CollectionNotIndexedError,
+    EmbeddingError,
+    IndexingError,
+    SearchUnavailableError,
+)
 from retrieval.language import foreign_stems
 from retrieval.passages import CollectionStats, Passage, SyncStats
+from retrieval.scoring import CorpusStats, bm25, combine_stats, fuse, query_phrases
 from retrieval.text import terms, unique
 
 logger = logging.getLogger(__name__)
@@ -78,7 +93,15 @@ CREATE TABLE IF NOT EXISTS passages (
 );
 CREATE INDEX IF NOT EXISTS passages_by_source ON passages (collection, source);
 CREATE TABLE IF NOT EXISTS collections (name TEXT PRIMARY KEY, indexed_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors (
+    rowid INTEGER PRIMARY KEY,
+    collection TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vectors_by_collection ON vectors (collection);
 """
+# A hybrid probe reads each collection's best few passages by words and by meaning.
+_PROBE_DEPTH = 3
 
 
 @lru_cache(maxsize=1024)
@@ -99,9 +122,24 @@ class EmbeddedBackend:
     """SQLite FTS5 search backend. Build with ``build_embedded_backend``."""
 
     def __init__(
-        self, *, path: Path, workers: int = 2, quick_search_seconds: float = QUICK_SEARCH_SECONDS
+        self,
+        *,
+        path: Path,
+        workers: int = 2,
+        quick_search_seconds: float = QUICK_SEARCH_SECONDS,
+        embedder: Embedder | None = None,
+        vector_cache: VectorCache | None = None,
+        on_embedding_failure: Callable[[str], None] | None = None,
     ) -> None:
         self._path = path
+        # Search by meaning beside words (``None``: words only, as before embeddings existed).
+        self._embedder = embedder
+        self._vector_cache = vector_cache
+        self._on_embedding_failure = on_embedding_failure
+        # Each collection's vectors in memory, with the ``indexed_at`` they were read at.
+        self._matrices: dict[str, tuple[float, dict[str, int], Vectors]] = {}
+        self._matrix_lock = threading.Lock()
+        self._warned: set[str] = set()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -144,12 +182,17 @@ class EmbeddedBackend:
     def path(self) -> Path:
         return self._path
 
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
     def _open(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self._path, timeout=30, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.executescript(_SCHEMA)
         analysis = _add_analysis_column(connection)
+        _add_column(connection, "collections", "embedder", "TEXT")
         with self._lock:
             self._connections.append(connection)
             self._analysis[connection] = analysis
@@ -274,10 +317,20 @@ class EmbeddedBackend:
         return not self._indexed(db, collection)
 
     async def search(
-        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
         match = fts_query(query, broad=broad)
         table = self._table(collection)
+        vector = await self._query_vector(meaning or query)
+        if vector is not None:
+            return await self._hybrid_search(collection, match, vector, limit=limit, corpus=corpus)
 
         def run(db: sqlite3.Connection) -> list[Passage]:
             if not self._indexed(db, collection):
@@ -323,6 +376,167 @@ class EmbeddedBackend:
         except sqlite3.Error as exc:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
 
+    async def _query_vector(self, text: str) -> Vectors | None:
+        """The text's embedding, or ``None`` without an embedder or when it fails (then the search
+        is by words only: logged, and counted through ``on_embedding_failure``)."""
+        if self._embedder is None or not text.strip():
+            return None
+        try:
+            return await self._embedder.embed_query(text)
+        except EmbeddingError as exc:
+            logger.warning("embedding failed, searching by words only: %s", exc.reason)
+            if self._on_embedding_failure is not None:
+                self._on_embedding_failure(exc.reason)
+            return None
+
+    def _vectors_of(
+        self, db: sqlite3.Connection, collection: Collection
+    ) -> tuple[dict[str, int], Vectors] | None:
+        """The collection's passage vectors (ids to rows of one matrix), read once per sync; ``None``
+        when they are not of the configured embedder (indexed with another model, or none)."""
+        assert self._embedder is not None
+        found = db.execute(
+            "SELECT indexed_at, embedder FROM collections WHERE name = ?", (collection.name,)
+        ).fetchone()
+        if found is None:
+            return None
+        indexed_at, model = found
+        if model != embedder_key(self._embedder):
+            if collection.name not in self._warned:
+                self._warned.add(collection.name)
+                logger.warning(
+                    "collection %s was indexed %s; searching it by words only until `confer index` "
+                    "embeds it with %s",
+                    collection.name,
+                    f"with {model}" if model else "without embeddings",
+                    self._embedder.model,
+                )
+            return None
+        with self._matrix_lock:
+            cached = self._matrices.get(collection.name)
+            if cached is not None and cached[0] == indexed_at:
+                return cached[1], cached[2]
+        rows = db.execute(
+            "SELECT p.id, v.vector FROM vectors AS v JOIN passages AS p ON p.rowid = v.rowid "
+            "WHERE v.collection = ? ORDER BY v.rowid",
+            (collection.name,),
+        ).fetchall()
+        ids = {pid: i for i, (pid, _) in enumerate(rows)}
+        dimensions = self._embedder.dimensions or (len(rows[0][1]) // 4 if rows else 0)
+        matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(
+            len(rows), dimensions
+        )
+        with self._matrix_lock:
+            self._matrices[collection.name] = (indexed_at, ids, matrix)
+        return ids, matrix
+
+    def _corpus_stats(
+        self, db: sqlite3.Connection, collections: Sequence[Collection], phrases: Sequence[str]
+    ) -> CorpusStats:
+        """bm25's statistics over these collections together: rows, tokens and each phrase's rows."""
+        parts = []
+        for collection in collections:
+            if not self._indexed(db, collection):
+                continue
+            table = self._table(collection)
+            try:
+                averages = _averages(db, table)
+                found = self._phrase_counts(collection).read(db, table, phrases) if phrases else None
+            except sqlite3.OperationalError:
+                continue  # dropped since: it no longer counts
+            rows, tokens = _averages_totals(averages)
+            hits = dict(zip(phrases, found[1], strict=True)) if found is not None else {}
+            parts.append(CorpusStats(rows=rows, tokens=tokens, hits=hits))
+        return combine_stats(parts)
+
+    def _hybrid_rows(
+        self,
+        db: sqlite3.Connection,
+        collection: Collection,
+        match: str | None,
+        vector: Vectors,
+        *,
+        limit: int,
+        corpus: Sequence[Collection],
+    ) -> list[Passage]:
+        """The collection's best ``limit`` passages by words (BM25) and its best ``limit`` by meaning
+        (cosine), each scored both ways, the words with the corpus's statistics; not yet fused."""
+        table = self._table(collection)
+        rows: list[tuple[Any, ...]] = []
+        if match is not None:
+            rows = self._search_rows(
+                db,
+                table,
+                match,
+                limit,
+                narrowing=self._narrowing(collection, db),
+                counts=self._phrase_counts(collection),
+                analysis=self._analysis[db],
+            )
+        vectors = self._vectors_of(db, collection)
+        cosines: dict[str, float] = {}
+        if vectors is not None:
+            ids, matrix = vectors
+            if len(ids):
+                similarity = matrix @ vector
+                top = np.argpartition(-similarity, min(limit, len(ids) - 1))[:limit]
+                positions = list(ids)
+                wanted = [positions[i] for i in top]
+                have = {r[0] for r in rows}
+                missing = [pid for pid in wanted if pid not in have]
+                stored = "analysis" if self._analysis[db] else "NULL"
+                for start in range(0, len(missing), 500):
+                    part = missing[start : start + 500]
+                    rows += db.execute(
+                        f"SELECT id, doc_id, source, title, url, text, 0.0, {stored} FROM passages "  # noqa: S608
+                        f"WHERE collection = ? AND id IN ({','.join('?' * len(part))})",
+                        (collection.name, *part),
+                    ).fetchall()
+                cosines = {r[0]: float(similarity[ids[r[0]]]) for r in rows if r[0] in ids}
+        phrases = query_phrases(match) if match is not None else []
+        stats = self._corpus_stats(db, corpus or (collection,), [p.text for p in phrases])
+        for r in rows:
+            offer(r[3], r[5], r[7])
+        return [
+            Passage(
+                id=r[0],
+                collection=collection.name,
+                doc_id=r[1],
+                source=r[2],
+                title=r[3],
+                url=r[4],
+                text=r[5],
+                lexical=bm25(phrases, stats, r[3], r[5], title_weight=TITLE_WEIGHT) if phrases else 0.0,
+                semantic=cosines.get(r[0]),
+            )
+            for r in rows
+        ]
+
+    async def _hybrid_search(
+        self,
+        collection: Collection,
+        match: str | None,
+        vector: Vectors,
+        *,
+        limit: int,
+        corpus: Sequence[Collection],
+    ) -> list[Passage]:
+        def run(db: sqlite3.Connection) -> list[Passage]:
+            if not self._indexed(db, collection):
+                raise CollectionNotIndexedError(collection=collection.name, reason="not indexed")
+            try:
+                found = self._hybrid_rows(db, collection, match, vector, limit=limit, corpus=corpus)
+            except sqlite3.Error as exc:
+                if self._missing(db, collection, exc):
+                    raise CollectionNotIndexedError(collection=collection.name, reason="not indexed") from exc
+                raise
+            return fuse(found)[:limit]
+
+        try:
+            return await self._run(run)
+        except sqlite3.Error as exc:
+            raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
+
     @staticmethod
     def _search_rows(
         db: sqlite3.Connection,
@@ -365,8 +579,13 @@ class EmbeddedBackend:
             counts=counts,
         )
 
-    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
+    async def probe(
+        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+    ) -> dict[str, float]:
         match = fts_query(query)
+        vector = await self._query_vector(meaning or query)
+        if vector is not None:
+            return await self._hybrid_probe(collections, match, vector)
         if match is None:
             return {}
 
@@ -411,10 +630,47 @@ class EmbeddedBackend:
         except sqlite3.Error:
             return {}
 
-    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
+    async def _hybrid_probe(
+        self, collections: Sequence[Collection], match: str | None, vector: Vectors
+    ) -> dict[str, float]:
+        """Each collection's best hybrid score, its few best passages by words and by meaning fused
+        together with every other collection's: one scale for all of them."""
+
+        def run(db: sqlite3.Connection) -> dict[str, float]:
+            pool: list[Passage] = []
+            for collection in collections:
+                if not self._indexed(db, collection):
+                    continue
+                try:
+                    pool += self._hybrid_rows(
+                        db, collection, match, vector, limit=_PROBE_DEPTH, corpus=collections
+                    )
+                except sqlite3.Error as exc:
+                    if self._missing(db, collection, exc):
+                        continue
+                    raise
+            best: dict[str, float] = {}
+            for passage in fuse(pool):
+                best.setdefault(passage.collection, passage.score)
+            return best
+
+        try:
+            return await self._run(run)
+        except sqlite3.Error:
+            return {}
+
+    async def sync_collection(
+        self,
+        collection: Collection,
+        passages: Sequence[Passage],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> SyncStats:
         table = self._table(collection)
         wanted = {p.id: p for p in passages}
         version = fingerprint()
+        vectors = await self._embed_for_sync(collection, wanted, progress)
+        model = embedder_key(self._embedder) if self._embedder is not None else None
 
         def run(db: sqlite3.Connection) -> SyncStats:
             db.execute("BEGIN IMMEDIATE")
@@ -437,6 +693,7 @@ class EmbeddedBackend:
                 for rowid in stale:
                     db.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))  # noqa: S608
                     db.execute("DELETE FROM passages WHERE rowid = ?", (rowid,))
+                    db.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
                 added = 0
                 for passage in wanted.values():
                     if passage.id in existing:
@@ -459,7 +716,17 @@ class EmbeddedBackend:
                         f"INSERT INTO {table} (rowid, title, text) VALUES (?, ?, ?)",  # noqa: S608
                         (cursor.lastrowid, passage.title, passage.text),
                     )
+                    existing[passage.id] = int(cursor.lastrowid or 0)
                     added += 1
+                # Vectors of the configured embedder for every passage (new ones, and all of them
+                # when the collection was embedded with another model or none); none without one.
+                if vectors is not None:
+                    db.executemany(
+                        "INSERT OR REPLACE INTO vectors (rowid, collection, vector) VALUES (?, ?, ?)",
+                        [(existing[pid], collection.name, blob) for pid, blob in vectors.items()],
+                    )
+                else:
+                    db.execute("DELETE FROM vectors WHERE collection = ?", (collection.name,))
                 # Passages indexed before analyses were stored, or with other analysis rules: the
                 # same text, analysed now (searches analyse such passages as they read them).
                 for rowid in unanalysed:
@@ -470,9 +737,10 @@ class EmbeddedBackend:
                         "UPDATE passages SET analysis = ? WHERE rowid = ?", (analyse(title, text), rowid)
                     )
                 db.execute(
-                    "INSERT INTO collections (name, indexed_at) VALUES (?, julianday('now')) "
-                    "ON CONFLICT (name) DO UPDATE SET indexed_at = excluded.indexed_at",
-                    (collection.name,),
+                    "INSERT INTO collections (name, indexed_at, embedder) VALUES (?, julianday('now'), ?) "
+                    "ON CONFLICT (name) DO UPDATE SET indexed_at = excluded.indexed_at, "
+                    "embedder = excluded.embedder",
+                    (collection.name, model),
                 )
                 db.execute("COMMIT")
             except BaseException:
@@ -487,6 +755,47 @@ class EmbeddedBackend:
                 return await self._run(run)
             except sqlite3.Error as exc:
                 raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
+
+    async def _embed_for_sync(
+        self, collection: Collection, wanted: dict[str, Passage], progress: ProgressCallback | None
+    ) -> dict[str, bytes] | None:
+        """The vectors a sync must write, by passage id, embedded before its transaction (a slow
+        model never holds the write lock): the passages without a vector of the configured model.
+        ``None`` without an embedder. Raises ``IndexingError`` if embedding fails."""
+        if self._embedder is None:
+            return None
+        model = embedder_key(self._embedder)
+
+        def current(db: sqlite3.Connection) -> set[str]:
+            row = db.execute("SELECT embedder FROM collections WHERE name = ?", (collection.name,)).fetchone()
+            if row is None or row[0] != model:
+                return set()
+            return {
+                pid
+                for (pid,) in db.execute(
+                    "SELECT p.id FROM passages AS p JOIN vectors AS v ON v.rowid = p.rowid "
+                    "WHERE p.collection = ?",
+                    (collection.name,),
+                )
+            }
+
+        try:
+            embedded = await self._run(current)
+        except sqlite3.Error as exc:
+            raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
+        todo = [p for pid, p in wanted.items() if pid not in embedded]
+        if progress is not None and len(todo) < len(wanted):
+            progress(len(wanted) - len(todo))
+        try:
+            matrix = await embed_with_cache(
+                self._embedder,
+                self._vector_cache,
+                [passage_text(p.title, p.text) for p in todo],
+                progress=progress,
+            )
+        except EmbeddingError as exc:
+            raise IndexingError(collection=collection.name, reason=f"embeddings: {exc.reason}") from exc
+        return {p.id: matrix[i].tobytes() for i, p in enumerate(todo)}
 
     async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
         def run(db: sqlite3.Connection) -> list[Passage]:
@@ -524,6 +833,7 @@ class EmbeddedBackend:
             try:
                 db.execute(f"DROP TABLE IF EXISTS {table}")
                 db.execute("DELETE FROM passages WHERE collection = ?", (collection.name,))
+                db.execute("DELETE FROM vectors WHERE collection = ?", (collection.name,))
                 db.execute("DELETE FROM collections WHERE name = ?", (collection.name,))
                 db.execute(_COMMON_TERMS_SCHEMA)
                 db.execute("DELETE FROM common_terms WHERE collection = ?", (collection.name,))
@@ -564,6 +874,41 @@ class EmbeddedBackend:
                 connection.close()
             self._connections.clear()
         self._loop_connection = None
+        if self._embedder is not None:
+            await self._embedder.close()
+        if self._vector_cache is not None:
+            self._vector_cache.close()
+
+
+def embedder_key(embedder: Embedder) -> str:
+    """What an index records of the embedder its vectors are from: model and dimensions."""
+    return f"{embedder.model}/{embedder.dimensions}"
+
+
+def _add_column(db: sqlite3.Connection, table: str, column: str, kind: str) -> None:
+    """Add a column an index written by an earlier version lacks (not on a read-only index)."""
+    if column in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+        return
+    try:
+        db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorname != "SQLITE_READONLY" and "duplicate column" not in str(exc):
+            raise
+
+
+def _averages_totals(averages: bytes) -> tuple[int, int]:
+    """The FTS table's row count and its token count over all columns, from its averages record
+    (varints in SQLite's format: the row count, then each column's token total)."""
+    values: list[int] = []
+    value = 0
+    for byte in averages:
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            values.append(value)
+            value = 0
+    if not values:
+        return 0, 0
+    return values[0], sum(values[1:])
 
 
 def _add_analysis_column(db: sqlite3.Connection) -> bool:
@@ -896,7 +1241,19 @@ def _row_count(averages: bytes) -> int | None:
     return None
 
 
-def build_embedded_backend(data_dir: Path) -> EmbeddedBackend:
-    """The default backend: a SQLite file under ``data_dir`` (created if needed)."""
+def build_embedded_backend(
+    data_dir: Path,
+    *,
+    embedder: Embedder | None = None,
+    vector_cache: VectorCache | None = None,
+    on_embedding_failure: Callable[[str], None] | None = None,
+) -> EmbeddedBackend:
+    """The default backend: a SQLite file under ``data_dir`` (created if needed); with ``embedder``,
+    searches by words and meaning."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    return EmbeddedBackend(path=data_dir / DATABASE_NAME)
+    return EmbeddedBackend(
+        path=data_dir / DATABASE_NAME,
+        embedder=embedder,
+        vector_cache=vector_cache,
+        on_embedding_failure=on_embedding_failure,
+    )

@@ -50,9 +50,11 @@ async def index_collection(
     *,
     files: list[Path] | None = None,
     on_file: ProgressCallback | None = None,
+    on_embedded: Callable[[int, int], None] | None = None,
     chunking: ChunkingSettings | None = None,
 ) -> IndexReport:
-    """Bring one collection in the backend up to date with its sources."""
+    """Bring one collection in the backend up to date with its sources. ``on_embedded(done, total)``
+    follows the embedding of its passages (with embeddings on)."""
     files = resolve_sources(collection, config) if files is None else files
     report = IndexReport(collection=collection.name, files=len(files))
     passages: dict[str, Passage] = {}
@@ -74,7 +76,17 @@ async def index_collection(
             on_file(path)
     for passage in await backend.passages_from_sources(collection, failed_sources):
         passages.setdefault(passage.id, passage)
-    stats = await backend.sync_collection(collection, list(passages.values()))
+    embedding: Callable[[int], None] | None = None
+    if on_embedded is not None:
+        done = 0
+        total = len(passages)
+
+        def embedding(count: int) -> None:
+            nonlocal done
+            done += count
+            on_embedded(done, total)
+
+    stats = await backend.sync_collection(collection, list(passages.values()), progress=embedding)
     report.passages = len(passages)
     report.added, report.removed, report.unchanged = stats.added, stats.removed, stats.unchanged
     return report

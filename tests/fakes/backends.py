@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection
+from retrieval.embeddings import ProgressCallback
 from retrieval.errors import SearchUnavailableError
 from retrieval.passages import CollectionStats, Passage, SyncStats
 
@@ -36,7 +37,14 @@ class FaultyBackend:
         return self.inner.name
 
     async def search(
-        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
         self.searches.append((collection.name, query))
         self.in_flight += 1
@@ -45,21 +53,31 @@ class FaultyBackend:
             await asyncio.sleep(self.delays.get(collection.name, self.default_delay))
             if collection.name in self.failing:
                 raise SearchUnavailableError(collection=collection.name, reason="ConnectionError")
-            return await self.inner.search(collection, query, limit=limit, broad=broad)
+            return await self.inner.search(
+                collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+            )
         finally:
             self.in_flight -= 1
 
-    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
+    async def probe(
+        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+    ) -> dict[str, float]:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             await asyncio.sleep(self.probe_delay)
-            return await self.inner.probe(collections, query)
+            return await self.inner.probe(collections, query, meaning=meaning)
         finally:
             self.in_flight -= 1
 
-    async def sync_collection(self, collection: Collection, passages: Sequence[Passage]) -> SyncStats:
-        return await self.inner.sync_collection(collection, passages)
+    async def sync_collection(
+        self,
+        collection: Collection,
+        passages: Sequence[Passage],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> SyncStats:
+        return await self.inner.sync_collection(collection, passages, progress=progress)
 
     async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
         return await self.inner.passages_from_sources(collection, sources)

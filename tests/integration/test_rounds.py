@@ -83,7 +83,14 @@ class SpyBackend(FaultyBackend):
         self.probed: list[str] = []
 
     async def search(
-        self, collection: Collection, query: str, *, limit: int, broad: bool = False
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
         if self.target and self.target in query:
             self.searches.append((collection.name, query))
@@ -94,11 +101,15 @@ class SpyBackend(FaultyBackend):
             await asyncio.sleep(self.delay)
             if self.fail:
                 raise SearchUnavailableError(collection=collection.name, reason="ConnectionError")
-        return await super().search(collection, query, limit=limit, broad=broad)
+        return await super().search(
+            collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+        )
 
-    async def probe(self, collections: Sequence[Collection], query: str) -> dict[str, float]:
+    async def probe(
+        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+    ) -> dict[str, float]:
         self.probed.extend(c.name for c in collections)
-        return await super().probe(collections, query)
+        return await super().probe(collections, query, meaning=meaning)
 
 
 @pytest.fixture
