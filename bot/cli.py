@@ -209,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
     from bot.settings import SettingsError, load_settings
     from graph.planning import CollectionAccessError
     from retrieval.collections import load_collections
-    from retrieval.errors import CollectionsFileError, ConferError
+    from retrieval.errors import CollectionsFileError, ConferError, DataDirError
 
     if args.command == "feedback" and args.since is not None:
         try:
@@ -217,7 +217,14 @@ def _run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             say_error(str(exc))
             return EXIT_USAGE
-    bad_input = (CollectionsFileError, SettingsError, CollectionAccessError, EmptyQuestionError, DatasetError)
+    bad_input = (
+        CollectionsFileError,
+        SettingsError,
+        CollectionAccessError,
+        EmptyQuestionError,
+        DatasetError,
+        DataDirError,
+    )
     err = _console(stderr=True)
     try:
         settings = load_settings()

@@ -11,6 +11,7 @@ from graph.planning import CollectionAccessError
 from retrieval.errors import (
     CollectionsFileError,
     ConferError,
+    DataDirError,
     DocumentLoadError,
     IndexingError,
     RetrievalError,
@@ -137,6 +138,8 @@ def describe_error(error: ConferError) -> str:
             f"Could not write collection '{error.collection}' to the search index; "
             "the previous index is unchanged."
         )
+    if isinstance(error, DataDirError):
+        return data_dir_unusable(str(error.path), error.reason)
     if isinstance(error, SettingsError):
         return "Invalid configuration: " + "; ".join(error.problems)
     if isinstance(error, EmptyQuestionError):
@@ -144,6 +147,35 @@ def describe_error(error: ConferError) -> str:
     if isinstance(error, DatasetError):
         return f"Dataset: {error}"
     return UNEXPECTED
+
+
+def data_dir_unusable(path: str, reason: str) -> str:
+    """The embedded index's folder cannot be created or written: which variable, which folder, the fix."""
+    return (
+        f"CONFER_DATA_DIR: cannot use {path} for the search index and Confer's state ({reason.lower()}). "
+        "Set CONFER_DATA_DIR to a folder this user can write (the container image uses /data), "
+        "or create this one and give this user write access."
+    )
+
+
+# confer serve without what it needs (each joins "Invalid configuration: ...").
+_TEAMS_VARIABLES = (
+    "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID, …__TENANTID and …__CLIENTSECRET (or …__CERTPFXFILE)"
+)
+SERVE_NEEDS_A_SURFACE = (
+    "confer serve needs credentials for Slack or Teams, and none are set. Slack: SLACK_BOT_TOKEN with "
+    "SLACK_SIGNING_SECRET (HTTP mode), or SLACK_BOT_TOKEN with SLACK_APP_TOKEN (Socket Mode). Teams: "
+    f"{_TEAMS_VARIABLES}, or CONFER_TEAMS_LOCAL=true to try it in Agents Playground (make playground). "
+    "The README's Slack and Microsoft Teams sections say where each value is found"
+)
+SERVE_NEEDS_SLACK_BOT = (
+    "SLACK_BOT_TOKEN: required for Slack (the Bot User OAuth Token, xoxb-…, on the app's "
+    "OAuth & Permissions page once it is installed)"
+)
+SERVE_NEEDS_SLACK_VERIFICATION = (
+    "SLACK_SIGNING_SECRET (HTTP mode: Basic Information, App Credentials) or SLACK_APP_TOKEN "
+    "(Socket Mode: an app-level token, xapp-…, with connections:write): one is required for Slack"
+)
 
 
 COMMAND_USAGE = (

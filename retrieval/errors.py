@@ -52,3 +52,12 @@ class IndexingError(ConferError):
         self.collection = collection
         self.reason = reason
         super().__init__(f"{collection}: {reason}")
+
+
+class DataDirError(ConferError):
+    """The folder of the embedded index (and the state beside it) cannot be created or written."""
+
+    def __init__(self, *, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")

@@ -7,6 +7,7 @@ so a reader sees either the old or the new collection, never half of it.
 import asyncio
 import logging
 import math
+import os
 import sqlite3
 import threading
 import time
@@ -20,7 +21,7 @@ import snowballstemmer
 
 from retrieval.analysis import analyse, fingerprint, offer
 from retrieval.collections import Collection
-from retrieval.errors import CollectionNotIndexedError, IndexingError, SearchUnavailableError
+from retrieval.errors import CollectionNotIndexedError, DataDirError, IndexingError, SearchUnavailableError
 from retrieval.language import foreign_stems
 from retrieval.passages import CollectionStats, Passage, SyncStats
 from retrieval.text import terms, unique
@@ -897,6 +898,14 @@ def _row_count(averages: bytes) -> int | None:
 
 
 def build_embedded_backend(data_dir: Path) -> EmbeddedBackend:
-    """The default backend: a SQLite file under ``data_dir`` (created if needed)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    return EmbeddedBackend(path=data_dir / DATABASE_NAME)
+    """The default backend: a SQLite file under ``data_dir`` (created if needed). Raises
+    ``DataDirError`` naming the folder when it cannot be created, or when it holds no index yet and
+    cannot be written (an index that exists may be read from a read-only folder)."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataDirError(path=data_dir.absolute(), reason=exc.strerror or type(exc).__name__) from None
+    path = data_dir / DATABASE_NAME
+    if not path.exists() and not os.access(data_dir, os.W_OK):
+        raise DataDirError(path=data_dir.absolute(), reason="not writable")
+    return EmbeddedBackend(path=path)

@@ -3,6 +3,7 @@
 import argparse
 import io
 import json
+import logging
 import os
 import re
 import subprocess
@@ -208,12 +209,88 @@ def test_python_dash_m_bot_prints_only_json_on_stdout(kb: Path) -> None:
     assert "50 requests per second" in payload["answer"]
 
 
-def test_serve_without_credentials_names_the_missing_variables(
-    kb: Path, capsys: pytest.CaptureFixture[str]
+TEAMS_ID = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID"
+
+
+@pytest.mark.parametrize(
+    ("env", "named", "not_named"),
+    [
+        (
+            {},
+            ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", TEAMS_ID, "CONFER_TEAMS_LOCAL"],
+            [],
+        ),
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, ["SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"], [TEAMS_ID]),
+        ({"SLACK_SIGNING_SECRET": "abc"}, ["SLACK_BOT_TOKEN", "xoxb-", "OAuth & Permissions"], [TEAMS_ID]),
+    ],
+)
+def test_serve_without_credentials_names_every_variable_that_would_fix_it(
+    kb: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str],
+    named: list[str],
+    not_named: list[str],
 ) -> None:
+    for name in (
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "SLACK_APP_TOKEN",
+        TEAMS_ID,
+        "CONFER_TEAMS_LOCAL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     assert main(["serve"]) == 2
     err = capsys.readouterr().err
-    assert "SLACK_BOT_TOKEN: required by confer serve" in err and "SLACK_SIGNING_SECRET" in err
+    assert err.count("\n") == 1 and err.startswith("confer: Invalid configuration: "), err
+    assert all(name in err for name in named), err
+    assert not any(name in err for name in not_named), err
+
+
+@pytest.mark.parametrize(
+    "argv", [["index"], ["collections"], ["ask", "How long is parental leave?"], ["serve"]]
+)
+def test_a_data_dir_that_cannot_be_created_is_named_with_its_fix(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    (kb / "blocker").write_text("a file where the data folder's parent should be")
+    monkeypatch.setenv("CONFER_DATA_DIR", "blocker/.confer")  # relative, as a working folder resolves it
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "abc")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"confer: CONFER_DATA_DIR: cannot use {kb / 'blocker/.confer'} "), err
+    assert "(not a directory)" in err and "Set CONFER_DATA_DIR to a folder this user can write" in err
+
+
+def test_the_log_tells_found_from_not_found_from_failed(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main(["index"])
+    monkeypatch.setenv("CONFER_LOG_LEVEL", "INFO")
+    monkeypatch.setenv("CONFER_LOG_FORMAT", "json")
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    outcomes = []
+    try:
+        for question in ("How long is parental leave?", "Who is the CEO of Kestrel Systems?"):
+            capsys.readouterr()
+            assert main(["ask", question, "--json"]) == 0
+            lines = [
+                json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")
+            ]
+            outcomes += [line["outcome"] for line in lines if line["event"] == "question finished"]
+        (kb / ".confer/index.sqlite3").write_bytes(b"this is not a database" * 100)
+        assert main(["ask", "How long is parental leave?", "--json"]) == 0
+        lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+        outcomes += [line["outcome"] for line in lines if line["event"] == "question finished"]
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    assert outcomes == ["answered", "not_found", "failed"]
 
 
 def test_a_corrupt_index_file_is_one_clear_line_not_a_traceback(
