@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="confer",
         description="Research questions across document collections, with citations.",
         epilog="Settings come from the environment and .env (see README). "
-        "`confer COMMAND --help` describes a command.",
+        "confer COMMAND --help describes a command.",
     )
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     index = command(
         "index",
         "ingest the sources of all (or the named) collections",
-        "Reads each collection's `sources` from the collections file into the search index. "
+        "Reads the sources of each collection in the collections file into the search index. "
         "Running it again only applies what changed and removes passages of deleted files.",
     )
     index.add_argument("names", nargs="*", metavar="NAME", help="collections to index (default: all)")
@@ -185,10 +185,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help, --version and usage errors
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    if args.command == "ask" and args.json and args.question is None:
+        from bot import messages
+
+        say_error(messages.ASK_JSON_NEEDS_QUESTION)  # not an interactive session, whose output is no JSON
+        return EXIT_USAGE
     if args.command is None:
         sys.stderr.write(parser.format_usage())
         sys.stderr.write(
-            "commands: index, ask, collections, serve, eval, feedback — `confer --help` describes them\n"
+            "commands: index, ask, collections, serve, eval, feedback (confer --help describes them)\n"
         )
         return EXIT_USAGE
     return _run(args)
@@ -204,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
     from bot.settings import SettingsError, load_settings
     from graph.planning import CollectionAccessError
     from retrieval.collections import load_collections
-    from retrieval.errors import CollectionsFileError, ConferError
+    from retrieval.errors import CollectionsFileError, ConferError, DataDirError
 
     if args.command == "feedback" and args.since is not None:
         try:
@@ -212,7 +217,14 @@ def _run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             say_error(str(exc))
             return EXIT_USAGE
-    bad_input = (CollectionsFileError, SettingsError, CollectionAccessError, EmptyQuestionError, DatasetError)
+    bad_input = (
+        CollectionsFileError,
+        SettingsError,
+        CollectionAccessError,
+        EmptyQuestionError,
+        DatasetError,
+        DataDirError,
+    )
     err = _console(stderr=True)
     try:
         settings = load_settings()
@@ -297,13 +309,16 @@ async def _index(
                 failures += len(report.failures)
                 for failure in report.failures:
                     _say_error_via(progress, messages.describe_error(failure))
-                lines.print(
-                    f"{collection.name}: {report.documents} documents, {report.passages} passages "
-                    f"(+{report.added} −{report.removed}, {report.unchanged} unchanged)"
-                    + (f", {len(report.failures)} file(s) skipped" if report.failures else ""),
-                    markup=False,
-                    highlight=False,
+                line = messages.index_report(
+                    collection.name,
+                    documents=report.documents,
+                    passages=report.passages,
+                    added=report.added,
+                    removed=report.removed,
+                    unchanged=report.unchanged,
+                    skipped=len(report.failures),
                 )
+                lines.print(line, markup=False, highlight=False)
     except IndexingError as exc:
         say_error(messages.describe_error(exc))
         return EXIT_ERROR
@@ -458,19 +473,25 @@ async def _feedback(settings: "ConferSettings", *, since: float | None, as_json:
 async def _collections(settings: "ConferSettings", config: "CollectionsConfig") -> int:
     from rich.text import Text
 
+    from bot import messages
     from bot.app import build_backend
 
     backend = build_backend(settings)
     out = _console()
+    rows = []
     try:
         for collection in config.collections:
             stats = await backend.stats(collection)
             counts = (
-                "not indexed" if stats is None else f"{stats.documents} documents, {stats.passages} passages"
+                messages.NOT_INDEXED
+                if stats is None
+                else messages.index_counts(stats.documents, stats.passages)
             )
-            out.print(Text.assemble((collection.name, "bold"), f"  {collection.title} — {counts}"))
+            rows.append((collection.name, collection.title, counts))
     finally:
         await backend.close()
+    for (name, _, _), line in zip(rows, messages.terminal_collections(rows), strict=True):
+        out.print(Text.assemble((line[: len(name)], "bold"), line[len(name) :]))
     _print_policy(config, out)
     return EXIT_OK
 
@@ -539,7 +560,7 @@ async def _ask_once(
 
     question = question or service.make_question(text, extra_targets=extra)
     out = _console()
-    view = None if as_json else ProgressView(out, service.config)
+    view = None if as_json else ProgressView(err, service.config)
     seconds = 0.0
 
     async def on_event(event: ProgressEvent) -> None:
@@ -577,12 +598,7 @@ def _interactive(
     from graph.planning import CollectionAccessError
 
     out = _console()
-    out.print(
-        Text(
-            "Ask a question (follow-ups use the earlier questions; /new starts over; empty line or "
-            "Ctrl-D quits). Collections: " + ", ".join(service.config.names)
-        )
-    )
+    err.print(Text(messages.terminal_welcome(service.config.names)))
     conversations = Conversations(memory=build_local_memory(), metrics=service.metrics)
     conversation = 1
     tty = sys.stdin.isatty() and out.is_terminal
@@ -598,9 +614,18 @@ def _interactive(
             save_history()
         if not line.strip() or line.strip().lower() in ("quit", "exit"):
             return EXIT_OK
-        if line.strip().lower() == "/new":
+        word = line.strip().lower()
+        if word == "/new":
             conversation += 1
-            out.print(Text("New conversation: earlier questions are forgotten.", style="dim"))
+            err.print(Text(messages.TERMINAL_NEW_CONVERSATION, style="dim"))
+            continue
+        if word in ("help", "/help", "?"):  # what the prompt offers, not a question to research
+            out.print(Text(messages.TERMINAL_USAGE))
+            out.print()
+            continue
+        if word in ("list", "/list"):
+            out.print(Text(_collections_list(service)))
+            out.print()
             continue
         key = ThreadKey("cli", "local", "terminal", str(conversation))
         try:
@@ -624,16 +649,27 @@ async def _converse_once(
     (the rewrite is shown), answered, and remembered."""
     from rich.text import Text
 
+    from bot import messages
     from graph.models import Answer
 
     prepared = await conversations.prepare(service, key, line, extra_targets=extra)
     if prepared.standalone.text != prepared.asked:
-        _console().print(Text(f"Searching: {prepared.standalone.text}", style="dim"))
+        err.print(Text(messages.searching_for(prepared.standalone.text), style="dim"))
 
     async def remember(answer: Answer) -> None:
         await conversations.remember(key, prepared, answer)
 
     return await _ask_once(service, line, extra, False, err, question=prepared.question, on_answer=remember)
+
+
+def _collections_list(service: "ResearchService") -> str:
+    """``list`` at the prompt: every collection (the terminal is the operator's, it may search all)."""
+    from bot import messages
+
+    rows = [(c.name, c.title, c.description) for c in service.config.collections]
+    return "\n".join(
+        [messages.TERMINAL_LIST_INTRO, *("  " + line for line in messages.terminal_collections(rows))]
+    )
 
 
 def _line_editing(history: Path) -> "Callable[[], None] | None":

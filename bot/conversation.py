@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 # Seconds a ready answer waits for its suggested follow-ups (without a model they take a few
 # milliseconds); a model's come later and are added to the answer already shown.
 SUGGESTIONS_WAIT = 0.25
+# At most this long the answer waits for the status's final edit (a platform's "retry later" can
+# hold an edit longer; the answer then goes out and the final edit follows).
+STATUS_FLUSH_WAIT = 2.0
 
 
 class ChatThread(StatusSink, Protocol):
@@ -176,9 +179,11 @@ async def answer_in_thread(
         else:
             # suggestions still coming go out with the answer where it cannot be edited, else later
             late = thread if isinstance(thread, EditableAnswer) and not suggesting.done() else None
+            # The status is final before the answer appears under it, never "searching…" above it.
+            writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
+            await writer.flush(wait=STATUS_FLUSH_WAIT)
             await thread.post_answer(answer, footer if late else await suggesting)
             answered = answer
-            writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
             if late is not None:
                 await _add_late_suggestions(late, answer, footer, suggesting)
     except QuestionTimeoutError:

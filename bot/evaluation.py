@@ -714,9 +714,10 @@ def write_plots(report: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     written = []
-    groups = ["overall", *report["by_type"]]
-    fig, axes = plt.subplots(1, len(groups), figsize=(4 * len(groups), 3.6), sharey=True)
-    for axis, group in zip(axes, groups, strict=True):
+    # Recall exists only for question types with gold passages (not for unanswerable ones).
+    groups = ["overall", *(t for t, m in report["by_type"].items() if m["recall_at_2"] is not None)]
+    fig, axes = plt.subplots(1, len(groups), figsize=(4 * len(groups), 3.6), sharey=True, squeeze=False)
+    for axis, group in zip(axes[0], groups, strict=True):
         ours = report["overall"] if group == "overall" else report["by_type"][group]
         base = report["baseline"]["overall"] if group == "overall" else report["baseline"]["by_type"][group]
         xs = range(len(KS))
@@ -725,8 +726,8 @@ def write_plots(report: dict[str, Any], out: Path) -> list[Path]:
         axis.set_xticks(list(xs), [f"R@{k}" for k in KS])
         axis.set_title(group)
         axis.set_ylim(0, 100)
-    axes[0].set_ylabel("gold paragraphs retrieved (%)")
-    axes[0].legend(loc="lower right")
+    axes[0][0].set_ylabel("gold paragraphs retrieved (%)")
+    axes[0][0].legend(loc="lower right")
     fig.tight_layout()
     path = out / "recall.png"
     fig.savefig(path, dpi=110)

@@ -11,6 +11,7 @@ from graph.planning import CollectionAccessError
 from retrieval.errors import (
     CollectionsFileError,
     ConferError,
+    DataDirError,
     DocumentLoadError,
     EmbeddingError,
     IndexingError,
@@ -145,6 +146,8 @@ def describe_error(error: ConferError) -> str:
             f"Could not write collection '{error.collection}' to the search index; "
             "the previous index is unchanged."
         )
+    if isinstance(error, DataDirError):
+        return data_dir_unusable(str(error.path), error.reason)
     if isinstance(error, SettingsError):
         return "Invalid configuration: " + "; ".join(error.problems)
     if isinstance(error, EmptyQuestionError):
@@ -152,6 +155,35 @@ def describe_error(error: ConferError) -> str:
     if isinstance(error, DatasetError):
         return f"Dataset: {error}"
     return UNEXPECTED
+
+
+def data_dir_unusable(path: str, reason: str) -> str:
+    """The embedded index's folder cannot be created or written: which variable, which folder, the fix."""
+    return (
+        f"CONFER_DATA_DIR: cannot use {path} for the search index and Confer's state ({reason.lower()}). "
+        "Set CONFER_DATA_DIR to a folder this user can write (the container image uses /data), "
+        "or create this one and give this user write access."
+    )
+
+
+# confer serve without what it needs (each joins "Invalid configuration: ...").
+_TEAMS_VARIABLES = (
+    "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID, …__TENANTID and …__CLIENTSECRET (or …__CERTPFXFILE)"
+)
+SERVE_NEEDS_A_SURFACE = (
+    "confer serve needs credentials for Slack or Teams, and none are set. Slack: SLACK_BOT_TOKEN with "
+    "SLACK_SIGNING_SECRET (HTTP mode), or SLACK_BOT_TOKEN with SLACK_APP_TOKEN (Socket Mode). Teams: "
+    f"{_TEAMS_VARIABLES}, or CONFER_TEAMS_LOCAL=true to try it in Agents Playground (make playground). "
+    "The README's Slack and Microsoft Teams sections say where each value is found"
+)
+SERVE_NEEDS_SLACK_BOT = (
+    "SLACK_BOT_TOKEN: required for Slack (the Bot User OAuth Token, xoxb-…, on the app's "
+    "OAuth & Permissions page once it is installed)"
+)
+SERVE_NEEDS_SLACK_VERIFICATION = (
+    "SLACK_SIGNING_SECRET (HTTP mode: Basic Information, App Credentials) or SLACK_APP_TOKEN "
+    "(Socket Mode: an app-level token, xapp-…, with connections:write): one is required for Slack"
+)
 
 
 COMMAND_USAGE = (
@@ -197,12 +229,13 @@ STATUS_UNEXPECTED = "⚠️ Something went wrong."
 STATUS_ICONS: dict[FindingStatus, str] = {"ok": "✅", "empty": "➖", "failed": "⚠️", "timeout": "⏱️"}
 
 
-def _plural(count: int, word: str) -> str:
+def plural(count: int, word: str) -> str:
+    """``1 collection``, ``2 collections``."""
     return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def status_queued(ahead: int) -> str:
-    return f"⏳ Queued: {_plural(ahead, 'question')} ahead of yours."
+    return f"⏳ Queued: {plural(ahead, 'question')} ahead of yours."
 
 
 def searching_for(question: str) -> str:
@@ -211,14 +244,14 @@ def searching_for(question: str) -> str:
 
 
 def status_researching(collections: int) -> str:
-    return f"🔎 Researching {_plural(collections, 'collection')}:"
+    return f"🔎 Researching {plural(collections, 'collection')}:"
 
 
 def status_row(status: FindingStatus, sources: int, reason: str) -> str:
     """What one finished collection says, without its title: ``done, 3 sources``."""
     label = STATUS_LABELS[status]
     if status == "ok":
-        return f"{label}, {_plural(sources, 'source')}"
+        return f"{label}, {plural(sources, 'source')}"
     if status == "failed":
         return f"{label} ({failure_reason(reason)})"
     return label
@@ -231,7 +264,7 @@ LOADING_STATUS = "is researching…"
 def task_output(status: FindingStatus, sources: int, reason: str) -> str:
     """What one finished task shows in a streamed plan: ``3 sources``, ``No results``."""
     if status == "ok":
-        return _plural(sources, "source")
+        return plural(sources, "source")
     if status == "empty":
         return "No results"
     if status == "failed":
@@ -244,7 +277,7 @@ def task_details(seconds: float) -> str:
 
 
 def status_done(*, seconds: float, collections: int, sources: int, unavailable: int) -> str:
-    line = f"✅ Done in {seconds:.1f} s · {_plural(collections, 'collection')} · {_plural(sources, 'source')}"
+    line = f"✅ Done in {seconds:.1f} s · {plural(collections, 'collection')} · {plural(sources, 'source')}"
     return line + (f" · {unavailable} unavailable" if unavailable else "")
 
 
@@ -287,3 +320,55 @@ SUGGESTION_ALREADY_ASKED = "That follow-up was already asked in this thread: its
 def ask_in(title: str) -> str:
     """A suggested follow-up that asks the same question in another collection."""
     return f"Ask in {title}"
+
+
+# The terminal (``confer ask``, ``confer index``, ``confer collections``): plain text, no Markdown.
+TERMINAL_USAGE = (
+    "Type a question and I'll research it across the collections, then answer with numbered sources.\n"
+    "  in:a,b        anywhere in a question, searches only those collections\n"
+    "  list          shows the collections\n"
+    "  help          shows this\n"
+    "  /new          starts a new conversation (follow-ups use the earlier questions until then)\n"
+    "  empty line    quits (so do Ctrl-D, quit and exit)"
+)
+TERMINAL_LIST_INTRO = "Collections (in:NAME searches only that one):"
+TERMINAL_NEW_CONVERSATION = "New conversation: earlier questions are forgotten."
+ASK_JSON_NEEDS_QUESTION = 'ask --json needs a QUESTION: confer ask "QUESTION" --json'
+
+
+def terminal_welcome(names: Sequence[str]) -> str:
+    return f"Ask a question (help shows how; an empty line or Ctrl-D quits). Collections: {', '.join(names)}"
+
+
+def terminal_researching(titles: Sequence[str]) -> str:
+    return f"Researching {plural(len(titles), 'collection')}: {', '.join(titles)}"
+
+
+def terminal_summary(*, seconds: float, collections: int, sources: int) -> str:
+    """The line under an answer in the terminal."""
+    return f"{seconds:.2f} s · {plural(collections, 'collection')} · {plural(sources, 'source')}"
+
+
+def terminal_collections(entries: Sequence[tuple[str, str, str]]) -> list[str]:
+    """``confer collections``: name, title and counts in aligned columns."""
+    name_width = max((len(name) for name, _, _ in entries), default=0)
+    title_width = max((len(title) for _, title, _ in entries), default=0)
+    return [
+        f"{name.ljust(name_width)}  {title.ljust(title_width)}  {counts}".rstrip()
+        for name, title, counts in entries
+    ]
+
+
+def index_counts(documents: int, passages: int) -> str:
+    return f"{plural(documents, 'document')}, {plural(passages, 'passage')}"
+
+
+NOT_INDEXED = "not indexed"
+
+
+def index_report(
+    name: str, *, documents: int, passages: int, added: int, removed: int, unchanged: int, skipped: int
+) -> str:
+    """One line per collection after ``confer index``."""
+    line = f"{name}: {index_counts(documents, passages)} (+{added} −{removed}, {unchanged} unchanged)"
+    return line + (f", {plural(skipped, 'file')} skipped" if skipped else "")

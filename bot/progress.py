@@ -75,6 +75,8 @@ class StatusWriter:
         self._closing = False
         self._post_settled = asyncio.Event()
         self._posting = False
+        self._hurry = False  # flush(): send the latest state without waiting out the interval
+        self._sent = asyncio.Event()  # set after each send (flush() waits on it)
         self.posted = False
 
     def start(self) -> None:
@@ -98,6 +100,30 @@ class StatusWriter:
             await asyncio.wait([settled, self._task], return_when=asyncio.FIRST_COMPLETED)
         finally:
             settled.cancel()
+
+    async def flush(self, *, wait: float) -> None:
+        """Send the latest state now, not after the coalescing interval, and return once it was
+        sent (or failed), or after ``wait`` seconds (a platform asking to retry later may hold it
+        longer). Call it with a finished state before posting the answer: nothing posted next in
+        the thread then sits under a status that still says "searching…"."""
+        if self._task is None or self._task.done():
+            return
+        target = self._version
+        self._hurry = True
+        self._changed.set()
+        try:
+            async with asyncio.timeout(wait):
+                while self._sent_version < target and not self._task.done():
+                    self._sent.clear()
+                    sent = asyncio.ensure_future(self._sent.wait())
+                    try:
+                        await asyncio.wait([sent, self._task], return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        sent.cancel()
+        except TimeoutError:
+            logger.info("status not updated before the answer", extra={"seconds": wait})
+        finally:
+            self._hurry = False
 
     async def hand_over(self) -> StatusState:
         """Stop the writer without sending what is pending, and give the state to the caller, who
@@ -141,6 +167,7 @@ class StatusWriter:
                     if self._closing:
                         return  # nothing was ever worth a message (a greeting, an early failure)
                     self._sent_version = self._version
+                    self._sent.set()
                     continue
                 version = self._version
                 self._posting = True
@@ -155,9 +182,10 @@ class StatusWriter:
                 self.posted = True
                 self._sent_version = version
                 self._last_sent = time.monotonic()
+                self._sent.set()
                 continue
             wait = self._last_sent + self._min_interval - time.monotonic()
-            if wait > 0 and not self._closing:
+            if wait > 0 and not (self._closing or self._hurry):
                 await asyncio.sleep(wait)
             version = self._version
             try:
@@ -171,3 +199,4 @@ class StatusWriter:
                     return
             self._last_sent = time.monotonic()
             self._sent_version = version
+            self._sent.set()

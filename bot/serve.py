@@ -15,6 +15,7 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import messages
 from bot.app import build_service
 from bot.dedupe import EventDeduplicator, build_deduplicator
 from bot.feedback import FeedbackDesk, FeedbackStore, FeedbackUnavailableError, build_feedback_store
@@ -40,16 +41,19 @@ EVENTS_FLUSH_SECONDS = 2.0  # at shutdown, for the events already acked to reach
 
 
 def check_serve_settings(settings: ConferSettings) -> None:
-    """At least one surface must be enabled; a Slack surface needs its token and a way to verify."""
+    """At least one surface must be enabled; a Slack surface needs its token and a way to verify
+    requests (the signing secret in HTTP mode, the app-level token in Socket Mode). The error names
+    every variable that would fix it."""
     if settings.teams_enabled and settings.slack_bot_token is None and not _slack_partly_set(settings):
         return
-    missing = ["SLACK_BOT_TOKEN"] if settings.slack_bot_token is None else []
+    if not settings.teams_enabled and settings.slack_bot_token is None and not _slack_partly_set(settings):
+        raise SettingsError([messages.SERVE_NEEDS_A_SURFACE])
+    problems = []
+    if settings.slack_bot_token is None:
+        problems.append(messages.SERVE_NEEDS_SLACK_BOT)
     if settings.slack_app_token is None and settings.slack_signing_secret is None:
-        missing.append("SLACK_SIGNING_SECRET")
-    if missing:
-        problems = [f"{name}: required by confer serve" for name in missing]
-        if not settings.teams_enabled:
-            problems.append("or Teams: its app id, secret and tenant, or CONFER_TEAMS_LOCAL=true")
+        problems.append(messages.SERVE_NEEDS_SLACK_VERIFICATION)
+    if problems:
         raise SettingsError(problems)
 
 

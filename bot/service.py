@@ -155,6 +155,7 @@ class ResearchService:
         started = time.perf_counter()
         self.metrics.questions_in_flight.inc()
         outcome = "failed"
+        logged: Literal["", "not_found"] = ""  # the log says more than the metric: not found
         # Nodes plan their own budgets against this deadline, a little before the hard stop below.
         context = replace(self.context, deadline=time.monotonic() + self.question_timeout * 0.95)
         try:
@@ -197,6 +198,8 @@ class ResearchService:
             outcome = "partial" if answer.partial else "answered"
             if answer.outcomes and all(o.status in ("failed", "timeout") for o in answer.outcomes):
                 outcome = "failed"
+            elif not answer.found and answer.mode != "direct":
+                logged = "not_found"  # searched, and nothing answers it (the metric counts it answered)
             return answer
         except TimeoutError:
             raise QuestionTimeoutError("question time budget exceeded") from None
@@ -213,7 +216,7 @@ class ResearchService:
                 extra={
                     "question_id": question_id,
                     "surface": surface,
-                    "outcome": outcome,
+                    "outcome": logged or outcome,
                     "seconds": round(seconds, 4),
                 },
             )

@@ -6,7 +6,16 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from bot.messages import STATUS_LABELS, failure_reason, following_up, partial_note
+from bot.messages import (
+    STATUS_LABELS,
+    TERMINAL_USAGE,
+    failure_reason,
+    following_up,
+    partial_note,
+    plural,
+    terminal_researching,
+    terminal_summary,
+)
 from bot.render import answer_paragraphs, collection_title, failed_collections, no_answer_text
 from graph.events import AnswerReady, BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent
 from graph.models import Answer
@@ -16,7 +25,8 @@ _STYLES = {"ok": "green", "empty": "yellow", "failed": "red", "timeout": "red"}
 
 
 class ProgressView:
-    """One line per collection, updated in place on a terminal or printed line by line elsewhere."""
+    """One line per collection, updated in place on a terminal or printed line by line elsewhere.
+    Give it the standard error console: progress is not the answer, so ``2>/dev/null`` drops it."""
 
     def __init__(self, console: Console, config: CollectionsConfig) -> None:
         self._console = console
@@ -44,11 +54,10 @@ class ProgressView:
     async def handle(self, event: ProgressEvent) -> None:
         if isinstance(event, PlanReady):
             self._rows = {name: None for name in event.collections}
-            names = ", ".join(collection_title(self._config, n) for n in event.collections)
+            titles = [collection_title(self._config, n) for n in event.collections]
+            names = ", ".join(titles)
             if self._console.is_terminal:
-                self._console.print(
-                    Text(f"Researching {len(event.collections)} collection(s): {names}", style="bold")
-                )
+                self._console.print(Text(terminal_researching(titles), style="bold"))
                 self._live = Live(
                     self._render(), console=self._console, refresh_per_second=12, transient=False
                 )
@@ -91,7 +100,7 @@ class ProgressView:
 def _status_text(event: BranchFinished) -> Text:
     label = STATUS_LABELS[event.status]
     if event.status == "ok":
-        label += f", {event.sources} source{'s' if event.sources != 1 else ''}"
+        label += f", {plural(event.sources, 'source')}"
     elif event.status == "failed":
         label += f" ({failure_reason(event.reason)})"
     return Text(f"{label} ({event.seconds:.2f} s)", style=_STYLES[event.status])
@@ -99,7 +108,9 @@ def _status_text(event: BranchFinished) -> Text:
 
 def render_answer(answer: Answer, config: CollectionsConfig, seconds: float) -> RenderableType:
     parts: list[RenderableType] = [Text()]
-    if not answer.found:
+    if answer.mode == "direct" and answer.kind == "help":  # the chat surfaces' usage names chat commands
+        parts.append(Text(TERMINAL_USAGE + "\n"))
+    elif not answer.found:
         gap = "\n" if answer.citations else ""  # a blank line before the closest find's Sources
         parts.append(Text(no_answer_text(answer, config) + gap))
     for title, text in answer_paragraphs(answer, config):
@@ -119,11 +130,9 @@ def render_answer(answer: Answer, config: CollectionsConfig, seconds: float) -> 
                     (f" — {collection_title(config, passage.collection)}, {where}", "dim"),
                 )
             )
-    searched = len(answer.outcomes)
-    parts.append(
-        Text(
-            f"\n{seconds:.2f} s · {searched} collection(s) · {len(answer.citations)} source(s)",
-            style="dim",
+    if answer.mode != "direct":  # a greeting or the usage searched nothing
+        summary = terminal_summary(
+            seconds=seconds, collections=len(answer.outcomes), sources=len(answer.citations)
         )
-    )
+        parts.append(Text(f"\n{summary}", style="dim"))
     return Group(*parts)

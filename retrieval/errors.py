@@ -61,3 +61,12 @@ class EmbeddingError(ConferError):
         self.model = model
         self.reason = reason
         super().__init__(f"{model}: {reason}")
+
+
+class DataDirError(ConferError):
+    """The folder of the embedded index (and the state beside it) cannot be created or written."""
+
+    def __init__(self, *, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")

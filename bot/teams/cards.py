@@ -56,15 +56,15 @@ def _card(body: list[dict[str, Any]], actions: list[dict[str, Any]] | None = Non
 
 def status_lines(state: StatusState, config: CollectionsConfig) -> list[str]:
     """The status as lines of card text (collection titles neutralized)."""
-    if state.phase in FINAL_PHASES:
-        return [neutralize(state.summary)]
+    searching = [messages.searching_for(neutralize(state.searching))] if state.searching else []
+    if state.phase in FINAL_PHASES:  # how a follow-up was read stays under the summary
+        return [neutralize(state.summary), *searching]
     if state.phase == "queued":
         return [messages.status_queued(state.queue_position)]
     if not state.rows:
         return [messages.STATUS_READING]
-    lines = [messages.status_researching(len(state.rows))]
-    if state.searching:  # a follow-up's standalone question, from what a person wrote
-        lines.insert(0, messages.searching_for(neutralize(state.searching)))
+    # a follow-up's standalone question (from what a person wrote) first, then the collections
+    lines = [*searching, messages.status_researching(len(state.rows))]
     for name, row in state.rows.items():
         lines.append(_row_line(neutralize(collection_title(config, name)), row))
     for (entity, name), row in state.follow_ups.items():  # the entity comes from document text

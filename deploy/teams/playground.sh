@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make playground: Confer in Teams local mode with its embedded defaults, and Microsoft 365 Agents
-# Playground (a Teams-like web chat with a mocked connector), both on this machine only.
+# Playground (a Teams-like web chat with a mocked connector), both on this machine only. Ctrl-C
+# stops both and ends quietly (status 0). AGENTSPLAYGROUND names another agentsplayground binary.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CONFER_PORT="${PORT:-3978}"
@@ -13,7 +14,8 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "Install it (for example: apt-get install nodejs npm, or https://nodejs.org) and run make playground again." >&2
   exit 2
 fi
-if [ ! -x "$PLAYGROUND_DIR/node_modules/.bin/agentsplayground" ]; then
+playground="${AGENTSPLAYGROUND:-$PWD/$PLAYGROUND_DIR/node_modules/.bin/agentsplayground}"
+if [ -z "${AGENTSPLAYGROUND:-}" ] && [ ! -x "$playground" ]; then
   echo "Installing Microsoft 365 Agents Playground (pinned in $PLAYGROUND_DIR/package.json)…"
   npm ci --prefix "$PLAYGROUND_DIR" --no-audit --no-fund --loglevel=error
 fi
@@ -28,7 +30,9 @@ cleanup() {
   wait 2>/dev/null || true
   rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+# Ctrl-C (or a TERM) is how people stop it: stop both and exit 0, so make reports no "Error 130".
+trap 'exit 0' INT TERM
 
 export CONFER_TEAMS_LOCAL=true PORT="$CONFER_PORT"
 "$BIN/confer" index
@@ -43,7 +47,6 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
-playground="$PWD/$PLAYGROUND_DIR/node_modules/.bin/agentsplayground"
 # Run it in the scratch folder: it writes its own logs under devTools/ in its working directory.
 (cd "$work" && PATH="$work:$PATH" exec "$playground" \
   -e "http://127.0.0.1:$CONFER_PORT/api/messages" -c msteams -p "$PLAYGROUND_PORT" --dt >"$work/playground.log" 2>&1) &

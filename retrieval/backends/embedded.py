@@ -7,6 +7,7 @@ so a reader sees either the old or the new collection, never half of it.
 import asyncio
 import logging
 import math
+import os
 import sqlite3
 import threading
 import time
@@ -31,6 +32,7 @@ from retrieval.embeddings import (
 )
 from retrieval.errors import (
     CollectionNotIndexedError,
+    DataDirError,
     EmbeddingError,
     IndexingError,
     SearchUnavailableError,
@@ -1249,11 +1251,16 @@ def build_embedded_backend(
     on_embedding_failure: Callable[[str], None] | None = None,
 ) -> EmbeddedBackend:
     """The default backend: a SQLite file under ``data_dir`` (created if needed); with ``embedder``,
-    searches by words and meaning."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    searches by words and meaning. Raises ``DataDirError`` naming the folder when it cannot be
+    created, or when it holds no index yet and cannot be written (an index that exists may be read
+    from a read-only folder)."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataDirError(path=data_dir.absolute(), reason=exc.strerror or type(exc).__name__) from None
+    path = data_dir / DATABASE_NAME
+    if not path.exists() and not os.access(data_dir, os.W_OK):
+        raise DataDirError(path=data_dir.absolute(), reason="not writable")
     return EmbeddedBackend(
-        path=data_dir / DATABASE_NAME,
-        embedder=embedder,
-        vector_cache=vector_cache,
-        on_embedding_failure=on_embedding_failure,
+        path=path, embedder=embedder, vector_cache=vector_cache, on_embedding_failure=on_embedding_failure
     )

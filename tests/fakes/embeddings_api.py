@@ -41,7 +41,8 @@ class FakeEmbeddingsAPI:
             return web.json_response({"error": {"message": "unavailable"}}, status=self.fail)
         size = int(body.get("dimensions") or self.dimensions)
         data = [
-            {"object": "embedding", "index": i, "embedding": bag_of_words(t, size)} for i, t in enumerate(texts)
+            {"object": "embedding", "index": i, "embedding": bag_of_words(t, size)}
+            for i, t in enumerate(texts)
         ]
         usage = {"prompt_tokens": 0, "total_tokens": 0}
         return web.json_response({"object": "list", "data": data, "model": body["model"], "usage": usage})

@@ -1,7 +1,9 @@
 """``confer`` as people run it: exit codes, one clear line on errors, --json on stdout."""
 
+import argparse
 import io
 import json
+import logging
 import os
 import re
 import subprocess
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.cli import build_parser, main
 from tests.conftest import ROOT
 
 
@@ -49,11 +51,13 @@ def test_ask_shows_progress_then_the_answer_and_sources(kb: Path, capsys: pytest
     main(["index"])
     capsys.readouterr()
     assert main(["ask", "How do the engineering and security policies differ on production access?"]) == 0
-    out = capsys.readouterr().out
-    assert "Researching: Engineering handbook, Security policy" in out
-    assert re.search(r"Engineering handbook: done, \d+ sources", out)
-    assert re.search(r"Security policy: done, \d+ sources", out)
+    captured = capsys.readouterr()
+    err, out = captured.err, captured.out
+    assert "Researching: Engineering handbook, Security policy" in err
+    assert re.search(r"Engineering handbook: done, \d+ sources", err)
+    assert re.search(r"Security policy: done, \d+ sources", err)
     assert "Sources" in out and "[1]" in out and "production-access.md" in out
+    assert "Researching" not in out and "done," not in out  # progress is not the answer
 
 
 def test_a_not_found_reply_reads_as_a_paragraph_then_its_closest_source(
@@ -77,7 +81,10 @@ def test_collections_lists_counts(kb: Path, capsys: pytest.CaptureFixture[str]) 
     main(["index"])
     capsys.readouterr()
     main(["collections"])
-    assert "people  People policies — 9 documents" in capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()[:4]
+    assert lines[2] == "people       People policies       9 documents, 15 passages"
+    columns = [re.fullmatch(r"(\S+ +)(.+?\S +)(\d+ documents, \d+ passages)", line) for line in lines]
+    assert all(columns) and len({(m.start(2), m.start(3)) for m in columns if m}) == 1, lines  # aligned
 
 
 def test_collections_shows_the_effective_channel_policy(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -141,7 +148,7 @@ def test_corrupt_pdf_is_reported_by_name_and_the_rest_is_indexed(
     assert main(["index", "security"]) == 0
     captured = capsys.readouterr()
     assert "broken.pdf: not a readable PDF" in captured.err
-    assert re.search(r"security: 8 documents, \d+ passages .*1 file\(s\) skipped", captured.out)
+    assert re.search(r"security: 8 documents, \d+ passages .*, 1 file skipped$", captured.out.strip())
 
 
 def test_a_source_glob_that_matches_nothing_stops_before_writing(
@@ -176,12 +183,13 @@ def test_interactive_session_is_a_conversation_and_new_starts_over(
     )
     monkeypatch.setattr(sys, "stdin", io.StringIO(lines))
     assert main(["ask"]) == 0
-    out = capsys.readouterr().out
-    first, _, rest = out.partition("Searching: can parental leave be split up?")
-    assert "20 weeks" in first
-    followup, _, after_new = rest.partition("New conversation")
-    assert "three blocks" in followup and "parental-leave.pdf" in followup
-    assert "Researching: People policies" in followup  # in:people carried from the first turn
+    captured = capsys.readouterr()
+    first, _, rest = captured.out.partition("three blocks")
+    assert "20 weeks" in first and "parental-leave.pdf" in rest
+    # the reading of the follow-up and the progress are on stderr, beside the answers on stdout
+    before_new, _, after_new = captured.err.partition("New conversation")
+    assert "Searching: can parental leave be split up?" in before_new
+    assert before_new.count("Researching: People policies") == 2  # in:people carried from the first turn
     assert "Searching:" not in after_new  # /new: nothing earlier to read the follow-up with
 
 
@@ -201,12 +209,88 @@ def test_python_dash_m_bot_prints_only_json_on_stdout(kb: Path) -> None:
     assert "50 requests per second" in payload["answer"]
 
 
-def test_serve_without_credentials_names_the_missing_variables(
-    kb: Path, capsys: pytest.CaptureFixture[str]
+TEAMS_ID = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID"
+
+
+@pytest.mark.parametrize(
+    ("env", "named", "not_named"),
+    [
+        (
+            {},
+            ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", TEAMS_ID, "CONFER_TEAMS_LOCAL"],
+            [],
+        ),
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, ["SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"], [TEAMS_ID]),
+        ({"SLACK_SIGNING_SECRET": "abc"}, ["SLACK_BOT_TOKEN", "xoxb-", "OAuth & Permissions"], [TEAMS_ID]),
+    ],
+)
+def test_serve_without_credentials_names_every_variable_that_would_fix_it(
+    kb: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str],
+    named: list[str],
+    not_named: list[str],
 ) -> None:
+    for name in (
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "SLACK_APP_TOKEN",
+        TEAMS_ID,
+        "CONFER_TEAMS_LOCAL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     assert main(["serve"]) == 2
     err = capsys.readouterr().err
-    assert "SLACK_BOT_TOKEN: required by confer serve" in err and "SLACK_SIGNING_SECRET" in err
+    assert err.count("\n") == 1 and err.startswith("confer: Invalid configuration: "), err
+    assert all(name in err for name in named), err
+    assert not any(name in err for name in not_named), err
+
+
+@pytest.mark.parametrize(
+    "argv", [["index"], ["collections"], ["ask", "How long is parental leave?"], ["serve"]]
+)
+def test_a_data_dir_that_cannot_be_created_is_named_with_its_fix(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    (kb / "blocker").write_text("a file where the data folder's parent should be")
+    monkeypatch.setenv("CONFER_DATA_DIR", "blocker/.confer")  # relative, as a working folder resolves it
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "abc")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"confer: CONFER_DATA_DIR: cannot use {kb / 'blocker/.confer'} "), err
+    assert "(not a directory)" in err and "Set CONFER_DATA_DIR to a folder this user can write" in err
+
+
+def test_the_log_tells_found_from_not_found_from_failed(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main(["index"])
+    monkeypatch.setenv("CONFER_LOG_LEVEL", "INFO")
+    monkeypatch.setenv("CONFER_LOG_FORMAT", "json")
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    outcomes = []
+    try:
+        for question in ("How long is parental leave?", "Who is the CEO of Kestrel Systems?"):
+            capsys.readouterr()
+            assert main(["ask", question, "--json"]) == 0
+            lines = [
+                json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")
+            ]
+            outcomes += [line["outcome"] for line in lines if line["event"] == "question finished"]
+        (kb / ".confer/index.sqlite3").write_bytes(b"this is not a database" * 100)
+        assert main(["ask", "How long is parental leave?", "--json"]) == 0
+        lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+        outcomes += [line["outcome"] for line in lines if line["event"] == "question finished"]
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    assert outcomes == ["answered", "not_found", "failed"]
 
 
 def test_a_corrupt_index_file_is_one_clear_line_not_a_traceback(
@@ -248,7 +332,7 @@ def test_help_describes_each_command_and_its_arguments(capsys: pytest.CaptureFix
 
 def test_help_answers_without_loading_the_graph_or_the_clients() -> None:
     probe = (
-        "import sys\nfrom bot.cli import main\nmain(['--help'])\n"
+        "import sys\nfrom bot.cli import build_parser, main\nmain(['--help'])\n"
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('langgraph', 'langchain_core', 'langsmith', 'elasticsearch', 'pydantic', 'rich', 'graph',"
         " 'retrieval'))))"
@@ -261,7 +345,7 @@ def test_help_answers_without_loading_the_graph_or_the_clients() -> None:
 
 def test_collections_does_not_load_the_graph_or_elasticsearch(kb: Path) -> None:
     probe = (
-        "import sys\nfrom bot.cli import main\nmain(['collections'])\n"
+        "import sys\nfrom bot.cli import build_parser, main\nmain(['collections'])\n"
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('langgraph', 'langsmith', 'elasticsearch', 'elastic_transport', 'openai'))))"
     )
@@ -297,3 +381,57 @@ def test_index_names_each_skipped_path_on_its_own_line(kb: Path, capsys: pytest.
     assert "confer: skipped samples/people/gone.md: a symbolic link to nothing\n" in err
     assert "confer: skipped samples/people/archive.md: a folder named like a document" in err
     assert len([line for line in err.splitlines() if "skipped samples/" in line]) == 2
+
+
+def test_ask_prints_only_the_answer_on_stdout_and_its_progress_on_stderr(kb: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "bot", "index"], cwd=kb, env=env, check=True, capture_output=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "ask", "How long is parental leave?"],
+        cwd=kb,
+        env={**env, "CONFER_LOG_LEVEL": "INFO"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("\nPeople policies\nEvery parent"), (
+        result.stdout
+    )  # `2>/dev/null`: the answer
+    assert re.search(r"\n[\d.]+ s · 1 collection · 2 sources\n$", result.stdout)
+    assert "Researching" not in result.stdout and "question finished" not in result.stdout
+    assert "Researching: People policies" in result.stderr and "question finished" in result.stderr
+
+
+def test_ask_json_without_a_question_is_an_error_not_a_session(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("How long is parental leave?\n\n"))
+    assert main(["ask", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == 'confer: ask --json needs a QUESTION: confer ask "QUESTION" --json\n'
+
+
+def test_help_and_list_at_the_prompt_do_what_they_say(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main(["index"])
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("help\nlist\n\n"))
+    assert main(["ask"]) == 0
+    captured = capsys.readouterr()
+    assert "Researching" not in captured.err  # neither was researched as a question
+    assert "list          shows the collections" in captured.out
+    assert re.search(r"^  security     Security policy       Access control", captured.out, re.MULTILINE)
+    assert "`" not in captured.out + captured.err
+
+
+def test_help_shows_no_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert len(commands.choices) >= 6
+    for argv in (["--help"], *([command, "--help"] for command in commands.choices)):
+        assert main(argv) == 0
+        assert "`" not in capsys.readouterr().out, argv
+    assert main([]) == 2
+    assert "`" not in capsys.readouterr().err

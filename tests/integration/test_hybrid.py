@@ -213,7 +213,8 @@ def test_index_and_ask_with_the_default_local_embeddings(
     capsys.readouterr()
     with sqlite3.connect(kb / ".confer/index.sqlite3") as db:
         missing = db.execute(
-            "SELECT count(*) FROM passages AS p LEFT JOIN vectors AS v ON v.rowid = p.rowid WHERE v.rowid IS NULL"
+            "SELECT count(*) FROM passages AS p LEFT JOIN vectors AS v ON v.rowid = p.rowid "
+            "WHERE v.rowid IS NULL"
         ).fetchone()[0]
         embedders = {row[0] for row in db.execute("SELECT embedder FROM collections")}
     assert missing == 0 and embedders == {"local:all-MiniLM-L6-v2/384"}

@@ -471,3 +471,32 @@ async def test_a_slow_models_suggestions_are_added_to_the_posted_card(
     finally:
         await _stop(teams)
         await llm.stop()
+
+
+async def test_the_status_card_is_final_before_the_answer_and_keeps_how_a_follow_up_was_read(
+    teams: TeamsHarness,
+) -> None:
+    """A status edit coalesced behind the interval used to land after the answer: for that moment
+    the card said "searching…" above a finished answer, and its final version dropped the
+    "Searching: …" line that shows how a follow-up was read."""
+    assert teams.server.teams is not None
+    teams.server.teams.status_interval = 1.0  # the last branch finishes well inside the interval
+    teams.backend.delays = {"people": 0.3}
+    chat: dict[str, Any] = {"conversation_id": "a:personal-status", "conversation_type": "personal"}
+    await teams.post(
+        teams.connector.message("how long is parental leave? in:people", activity_id="s-1", **chat)
+    )
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    await teams.post(
+        teams.connector.message("and can it be split up?", activity_id="s-2", mention=False, **chat)
+    )
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 2)
+    for question, answer in zip(("s-1", "s-2"), teams.answers(), strict=True):
+        [status] = [
+            c for c in teams.connector.ok("reply") if c.activity_id == question and c.card and c is not answer
+        ]
+        shown = [status, *(c for c in teams.connector.ok("update") if c.activity_id == status.created_id)]
+        before = [c for c in shown if c.at <= answer.at]
+        assert "Done in" in _status_texts(before[-1]), [_status_texts(c) for c in shown]
+        assert messages.STATUS_SEARCHING not in _status_texts(before[-1])
+    assert _status_texts(before[-1]).splitlines()[1] == "Searching: can parental leave be split up?"

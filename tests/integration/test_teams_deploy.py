@@ -2,9 +2,13 @@
 pinned in deploy/teams/node), icons as Teams requires them, and the packaging script."""
 
 import json
+import os
+import shutil
+import signal
 import struct
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -77,3 +81,57 @@ def test_package_script_writes_the_app_id_into_the_package(tmp_path: Path) -> No
     assert manifest["id"] == app_id and manifest["bots"][0]["botId"] == app_id
     refused = subprocess.run(["bash", str(TEAMS / "package.sh"), "not-a-guid", str(out)], capture_output=True)
     assert refused.returncode == 2
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_playground_stops_quietly_on_ctrl_c(tmp_path: Path) -> None:
+    """Ctrl-C reaches the whole foreground process group (make, the script, Confer, the Playground):
+    both servers stop and make reports no error. A stand-in prints the Playground's start line."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in (
+        ("node", "exit 0"),
+        ("npm", "exit 0"),
+        ("agentsplayground", 'echo "Listening on 56150"; exec sleep 300'),
+    ):
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "AGENTSPLAYGROUND": str(bin_dir / "agentsplayground"),
+        "PORT": str(_free_port()),
+        "CONFER_DATA_DIR": str(tmp_path / "data"),
+    }
+    process = subprocess.Popen(
+        ["make", "--no-print-directory", "playground"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job has
+    )
+    assert process.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 120
+    for line in process.stdout:
+        lines.append(line)
+        if "Confer is ready" in line or time.monotonic() > deadline:
+            break
+    assert any("Confer is ready" in line for line in lines), "".join(lines)
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does
+    rest, _ = process.communicate(timeout=60)
+    output = "".join(lines) + rest
+    assert "Error" not in output and "***" not in output, output
+    assert "Traceback" not in output, output
+    with pytest.raises(ProcessLookupError):  # nothing of the group is left running
+        os.killpg(process.pid, 0)

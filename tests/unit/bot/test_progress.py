@@ -90,3 +90,26 @@ async def test_first_post_waits_for_a_status_still_being_posted() -> None:
     await asyncio.wait_for(waiting, 5)
     assert sink.shown[0][0] == "post"
     await writer.close(wait=2)
+
+
+async def test_flush_sends_the_final_state_at_once_and_gives_up_on_a_platform_that_says_later() -> None:
+    sink = RecordingSink()
+    writer = StatusWriter(sink, min_interval=30.0)  # an edit would otherwise wait half a minute
+    writer.start()
+    writer.update(lambda s: s.rows.update({"a": Row()}))
+    await writer.first_post()
+    writer.update(lambda s: setattr(s, "phase", "done"))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await writer.flush(wait=5)
+    assert sink.shown[-1][1] == "done" and loop.time() - started < 1
+    stuck = RecordingSink(edit_failures=[RetryLaterError(method="update", retry_after=60)] * 2)
+    writer = StatusWriter(stuck, min_interval=0.01)
+    writer.start()
+    writer.update(lambda s: s.rows.update({"a": Row()}))
+    await writer.first_post()
+    writer.update(lambda s: setattr(s, "phase", "done"))
+    started = loop.time()
+    await writer.flush(wait=0.3)  # bounded: the answer is not held for the platform's minute
+    assert 0.25 < loop.time() - started < 2 and stuck.shown[-1][1] != "done"
+    await writer.close(wait=0.1)

@@ -75,7 +75,9 @@ class CountingEmbedder:
     def __init__(self) -> None:
         self.embedded: list[str] = []
 
-    async def embed_passages(self, texts: Sequence[str], *, progress: ProgressCallback | None = None) -> Vectors:
+    async def embed_passages(
+        self, texts: Sequence[str], *, progress: ProgressCallback | None = None
+    ) -> Vectors:
         self.embedded += texts
         if progress is not None:
             progress(len(texts))

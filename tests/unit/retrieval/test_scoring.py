@@ -19,7 +19,9 @@ ROWS = [
 
 def _table(rows: list[tuple[str, str]]) -> sqlite3.Connection:
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE t USING fts5(title, text, tokenize='porter unicode61 remove_diacritics 2')")
+    db.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(title, text, tokenize='porter unicode61 remove_diacritics 2')"
+    )
     db.executemany("INSERT INTO t (title, text) VALUES (?, ?)", rows)
     db.commit()  # FTS5 writes its averages record (rows and tokens) when the transaction ends
     return db
@@ -58,7 +60,9 @@ def test_corpus_statistics_of_two_tables_score_as_one_table_would() -> None:
     combined = combine_stats([_stats(_table(first), texts), _stats(_table(second), texts)])
     whole = _table(ROWS)
     expected = dict(
-        whole.execute("SELECT rowid, -bm25(t, ?, 1.0) FROM t WHERE t MATCH ?", (TITLE_WEIGHT, match)).fetchall()
+        whole.execute(
+            "SELECT rowid, -bm25(t, ?, 1.0) FROM t WHERE t MATCH ?", (TITLE_WEIGHT, match)
+        ).fetchall()
     )
     for rowid, (title, text) in enumerate(ROWS, 1):
         ours = bm25(phrases, combined, title, text, title_weight=TITLE_WEIGHT)
@@ -71,7 +75,14 @@ def test_tokens_fold_case_and_diacritics_and_stem_like_fts5() -> None:
 
 def _passage(pid: str, lexical: float | None, semantic: float | None) -> Passage:
     return Passage(
-        id=pid, collection="c", doc_id=pid, source=pid, title=pid, text=pid, lexical=lexical, semantic=semantic
+        id=pid,
+        collection="c",
+        doc_id=pid,
+        source=pid,
+        title=pid,
+        text=pid,
+        lexical=lexical,
+        semantic=semantic,
     )
 
 

@@ -128,3 +128,18 @@ def test_a_huge_answer_is_cut_to_fit_teams_message_size() -> None:
     assert texts[1].startswith("Fact number 0 about deploys [1].") and texts[1].endswith(" …")
     assert texts[-2].startswith("[20] ") and texts[-1] == "…and 40 more sources."
     assert "actions" in card
+
+
+def test_a_finished_follow_ups_card_keeps_how_it_was_read() -> None:
+    state = StatusState(
+        phase="researching", rows={"eng": Row("ok", 3, 0.4)}, searching="can it be <at>split</at>?"
+    )
+    assert _texts(status_card(state, CONFIG))[:2] == [
+        "Searching: can it be \\<at\\>split\\</at\\>?",
+        "🔎 Researching 1 collection:",
+    ]
+    state.phase, state.summary = "done", "✅ Done in 1.0 s · 1 collection · 3 sources"
+    assert _texts(status_card(state, CONFIG)) == [
+        state.summary,
+        "Searching: can it be \\<at\\>split\\</at\\>?",
+    ]
