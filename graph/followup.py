@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from graph.llm import ChatModel, LLMError
 from graph.prompts import FOLLOWUP_PROMPT
-from graph.question import comparison_sides
+from graph.question import comparison_sides, key_terms
 from retrieval.text import terms
 
 MAX_QUESTION_CHARS = 500
@@ -56,8 +56,15 @@ _ELLIPSIS_RE = re.compile(
     re.IGNORECASE,
 )
 _PREPOSITION_RE = re.compile(
-    r"^(?:for|in|at|on|during|with|without|under|after|before|from|to|by|outside|inside)\b", re.IGNORECASE
+    r"^(?:for|in|at|on|during|with|without|under|after|before|from|to|by|outside|inside|within|until|"
+    r"till|since|per|over|across|between|through|throughout|beyond)\b",
+    re.IGNORECASE,
 )
+# A follow-up with this few content words of its own, and none of the earlier turn's, leans on the
+# conversation for what it is about ("how many weeks can I take?"): the earlier turn's key terms go
+# with it to the search.
+UNDERSPECIFIED_TERMS = 2
+CONTEXT_TERMS = 6
 _QUESTION_START_RE = re.compile(rf"^(?:{_QUESTION_WORDS}|{_AUX})\b", re.IGNORECASE)
 _PRONOUN_RE = re.compile(
     r"\b(?P<p>it|its|they|them|their|he|him|his|she|her|that|this)\b(?=(?P<after>\s*[?.!,]|\s+\w+|$)?)",
@@ -150,7 +157,26 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
     if resolved != text:
         return Standalone(text=resolved, subject=subject, how="heuristic")
     own = subject_of(text)
+    context = _context_terms(text, history)
+    if context:
+        # Asked as written, with what the conversation is about: never a merge of the two.
+        return Standalone(text=f"{text.rstrip()} ({context})", subject=subject or own, how="heuristic")
     return Standalone(text=text, subject=own or subject, how="as_asked" if not ellipsis else "heuristic")
+
+
+def _context_terms(text: str, history: Sequence[PriorTurn]) -> str:
+    """The last turn's key terms, for a follow-up that names too little to stand alone and shares
+    none of them ("how many weeks can I take?" after "… planning my parental leave"); "" otherwise."""
+    own = set(key_terms(text))
+    named = [m.group(0) for m in _NAME_RE.finditer(text) if m.start() > 0 and m.group(0) != "I"]
+    if len(own) > UNDERSPECIFIED_TERMS or named:
+        return ""
+    previous = history[-1]
+    source = previous.subject or previous.question
+    carried = [t for t in dict.fromkeys(terms(source)) if t not in own]
+    if not carried or len(carried) < len(set(terms(source))):
+        return ""  # the follow-up already says part of it
+    return " ".join(carried[-CONTEXT_TERMS:])
 
 
 def _strip_article(text: str) -> str:

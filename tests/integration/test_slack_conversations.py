@@ -91,6 +91,48 @@ async def test_mention_mid_thread_reads_what_people_wrote_before_it(harness: Har
     assert "three blocks" in _answer_text(answer)
 
 
+async def test_a_mention_that_names_too_little_reads_what_the_thread_is_about(harness: Harness) -> None:
+    """ "how many weeks can I take?" after a colleague says they plan parental leave: answered about
+    parental leave (not the first policy with weeks in it)."""
+    harness.fake.threads[("C0001", "1700000007.000100")] = [
+        {
+            "type": "message",
+            "user": "U0ANNA",
+            "text": "we are expecting a baby, so I am planning my parental leave",
+            "ts": "1700000007.000100",
+        },
+        {
+            "type": "message",
+            "user": "U0ANNA",
+            "text": f"<@{BOT_USER_ID}> how many weeks can I take?",
+            "ts": "1700000007.000200",
+        },
+    ]
+    await harness.slack.mention(
+        "how many weeks can I take?", ts="1700000007.000200", thread_ts="1700000007.000100"
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    answer = harness.fake.answers()[0]
+    assert "20 weeks" in _answer_text(answer)
+    assert "parental-leave" in _sources(answer)
+
+
+async def test_an_elliptical_followup_keeps_the_earlier_question_whole(harness: Harness) -> None:
+    """ "And within how many months?" after "Can it be split?" is asked of parental leave's split,
+    not merged into "Can within how many months be split?"."""
+    await harness.slack.mention("How long is parental leave? in:people", ts="1700000008.000100")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    await harness.slack.message("Can it be split?", ts="1700000008.000200", thread_ts="1700000008.000100")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    await harness.slack.message(
+        "And within how many months?", ts="1700000008.000300", thread_ts="1700000008.000100"
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 3)
+    answer = harness.fake.answers()[2]
+    assert "18 months" in _answer_text(answer)
+    assert "parental-leave" in _sources(answer)
+
+
 async def test_a_thread_of_thousands_of_messages_is_read_in_one_bounded_call(harness: Harness) -> None:
     thread = [
         {

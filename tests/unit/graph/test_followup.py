@@ -124,3 +124,22 @@ async def test_model_is_not_asked_about_a_question_that_stands_alone(
     fake, client = model
     standalone = await understand_followup("Who reviews pull requests?", HISTORY, llm=client)
     assert standalone.how == "as_asked" and fake.requests == []
+
+
+def test_an_ellipsis_opening_with_a_preposition_extends_the_previous_question() -> None:
+    history = [PriorTurn("Can parental leave be split?", "parental leave")]
+    rewritten = rewrite_followup("And within how many months?", history)
+    assert rewritten.text == "Can parental leave be split within how many months?"
+
+
+def test_a_followup_that_names_too_little_carries_the_conversations_key_terms() -> None:
+    said = [PriorTurn("we are expecting a baby, so I am planning my parental leave")]
+    rewritten = rewrite_followup("how many weeks can I take?", said)
+    assert rewritten.text.startswith("how many weeks can I take? (")
+    assert "parental leave" in rewritten.text
+    # A question that says what it is about is asked as it is.
+    history = [PriorTurn("How long is parental leave?", "parental leave")]
+    assert rewrite_followup("What is the expense limit for hotels?", history).text == (
+        "What is the expense limit for hotels?"
+    )
+    assert rewrite_followup("How do I reset my Okta password?", history).how == "as_asked"
