@@ -183,12 +183,8 @@ PEOPLE = {
     ("text", "opening"),
     [
         (
-            "Were Edith Marlow and Henrik Quist of the same nationality?",
-            "Yes: Edith Marlow and Henrik Quist are both Canadian",
-        ),
-        (
-            "Were Edith Marlow and Ilona Varga of the same nationality?",
-            "No: Edith Marlow is Canadian, Ilona Varga is Hungarian",
+            "Are Edith Marlow and Henrik Quist both Canadian?",
+            "Yes: both Edith Marlow and Henrik Quist are Canadian",
         ),
         ("Are Edith Marlow and Ilona Varga both film directors?", "Yes: both Edith Marlow and Ilona Varga"),
     ],

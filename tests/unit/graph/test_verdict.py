@@ -3,7 +3,7 @@
 from graph.guards import check
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation, Plan
 from graph.question import classify_question, comparison_sides
-from graph.verdict import choose, derive, nationality, with_verdict, year_of
+from graph.verdict import choose, derive, with_verdict, year_of
 from retrieval.passages import Passage
 
 
@@ -40,22 +40,6 @@ WOOD = ("Ed Wood", "Edward Davis Wood Jr. (1924 – 1978) was an American filmma
 MCGRATH = ("Joseph McGrath (film director)", "Joseph McGrath (born 1930) is a Scottish film director.")
 
 
-def test_same_nationality_yes_cites_both_sides() -> None:
-    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
-    verdict = derive(question, _plan(question), _answer(DERRICKSON, WOOD))
-    assert verdict is not None and verdict.yes
-    assert verdict.sentence.text == "Yes: Scott Derrickson and Ed Wood are both American."
-    assert verdict.sentence.citations == (1, 2)
-
-
-def test_same_nationality_no_names_each_side() -> None:
-    question = "Were Scott Derrickson and Joseph McGrath of the same nationality?"
-    assert (
-        _verdict(question, DERRICKSON, MCGRATH)
-        == "No: Scott Derrickson is American, Joseph McGrath is British."
-    )
-
-
 def test_no_verdict_when_one_side_has_no_sentence() -> None:
     question = "Were Scott Derrickson and Ed Wood of the same nationality?"
     assert _verdict(question, DERRICKSON) is None
@@ -73,19 +57,6 @@ def test_no_verdict_from_a_negated_sentence() -> None:
     assert _verdict(question, DERRICKSON, negated) is None
 
 
-def test_overlapping_but_different_nationalities_decide_nothing() -> None:
-    question = "Do Czesław Miłosz and Scott Derrickson have the same nationality?"
-    milosz = ("Czesław Miłosz", "Czesław Miłosz was a Polish-American poet and diplomat.")
-    assert nationality(milosz[1]) == {"pl", "us"}
-    assert _verdict(question, milosz, DERRICKSON) is None
-
-
-def test_birthplace_is_not_nationality() -> None:
-    assert nationality("Mauritz Stiller was a Russian-born Swedish film director.") == {"se"}
-    assert nationality("Tony Gatlif is a French film director of Romani ethnicity.") == {"fr"}
-    assert nationality("The band was formed in 1990.") == set()
-
-
 def test_both_predicate_yes_needs_every_word_on_each_side() -> None:
     question = "Are Daryl Hall and Gerry Marsden both musicians?"
     hall = ("Daryl Hall", "Daryl Hall is an American rock singer, keyboardist and musician.")
@@ -94,50 +65,6 @@ def test_both_predicate_yes_needs_every_word_on_each_side() -> None:
     assert _verdict(question, hall, marsden) == "Yes: both Daryl Hall and Gerry Marsden are musicians."
     # A singer is not said to be a musician: undecided, not "no".
     assert _verdict(question, hall, singer) is None
-
-
-def test_both_with_a_place_says_no_for_another_place_of_its_kind() -> None:
-    question = "Are both Elko Regional Airport and Gerald R. Ford International Airport located in Michigan?"
-    elko = ("Elko Regional Airport", "Elko Regional Airport is a public airport in Elko, Nevada.")
-    ford = (
-        "Gerald R. Ford International Airport",
-        "Gerald R. Ford International Airport is a commercial airport in Kent County, Michigan.",
-    )
-    assert _verdict(question, elko, ford) == "No: Elko Regional Airport is given as Nevada, not Michigan."
-
-
-def test_both_with_a_nationality_adjective() -> None:
-    question = "Are Freakonomics and In the Realm of the Hackers both American documentaries?"
-    freak = ("Freakonomics (film)", "Freakonomics is a 2010 American documentary film.")
-    realm = (
-        "In the Realm of the Hackers",
-        "In the Realm of the Hackers is a 2003 Australian documentary film.",
-    )
-    verdict = _verdict(question, freak, realm)
-    assert verdict is not None and verdict.startswith(
-        "No: In the Realm of the Hackers is given as Australian"
-    )
-
-
-def test_country_name_matches_its_demonym() -> None:
-    question = "Are Goo Goo Dolls and Echosmith both from the United States?"
-    dolls = ("Goo Goo Dolls", "Goo Goo Dolls is an American rock band formed in 1986 in Buffalo, New York.")
-    echo = ("Echosmith", "Echosmith is an American indie pop band formed in 2009 in Chino, California.")
-    assert (
-        _verdict(question, dolls, echo) == "Yes: both Goo Goo Dolls and Echosmith are from the United States."
-    )
-
-
-def test_a_demonym_after_the_names_is_the_predicate() -> None:
-    question = "Are both Cynthia Mort and George Archainbaud American?"
-    mort = ("Cynthia Mort", "Cynthia Mort (born June 18, 1956) is an American director and producer.")
-    archainbaud = (
-        "George Archainbaud",
-        "George Archainbaud (1890 – 1959) was a French-born American film and television director.",
-    )
-    assert (
-        _verdict(question, mort, archainbaud) == "Yes: both Cynthia Mort and George Archainbaud are American."
-    )
 
 
 def test_years_compared_exactly() -> None:
@@ -202,15 +129,6 @@ def test_predicates_the_rules_cannot_read_get_no_verdict() -> None:
     assert _verdict(open_question, DERRICKSON, WOOD) is None
 
 
-def test_with_verdict_opens_the_answer() -> None:
-    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
-    answer = with_verdict(question, _plan(question), _answer(DERRICKSON, WOOD))
-    assert answer.verdict is True
-    assert answer.sections[0].collection == ""
-    assert answer.sections[0].sentences[0].text.startswith("Yes:")
-    assert answer.sections[1].sentences[0].text == DERRICKSON[1]
-
-
 def test_a_model_written_verdict_is_never_admitted() -> None:
     texts = [DERRICKSON[1], WOOD[1]]
     assert check("Yes, Scott Derrickson and Ed Wood are both American.", texts) == "unsupported"
@@ -251,121 +169,11 @@ def test_a_later_it_sentence_of_the_sides_own_passage_can_say_yes() -> None:
     assert _verdict(question, moon, other, elsewhere) is None
 
 
-def test_a_narrower_kind_says_the_predicate() -> None:
-    question = "Are Lena Orsk and Tom Vail both musicians?"
-    orsk = ("Lena Orsk", "Lena Orsk is a Norwegian drummer and songwriter.")
-    vail = ("Tom Vail", "Tom Vail (born 1970) is an American pianist and composer.")
-    assert _verdict(question, orsk, vail) == "Yes: both Lena Orsk and Tom Vail are musicians."
-    writers = "Are Lena Orsk and Tom Vail both writers?"
-    orsk_poet = ("Lena Orsk", "Lena Orsk is a Norwegian poet.")
-    vail_novelist = ("Tom Vail", "Tom Vail is an American novelist and critic.")
-    assert _verdict(writers, orsk_poet, vail_novelist) == "Yes: both Lena Orsk and Tom Vail are writers."
-    # A drummer is a musician, not a writer: undecided.
-    assert _verdict(writers, orsk, vail_novelist) is None
-
-
-def test_a_film_directed_by_a_side_makes_it_a_film_director() -> None:
-    question = "Are both Ada Kern and Piet Mol film directors?"
-    kern = ("Ada Kern", "Ada Kern (born 1950) is a Dutch film director and editor.")
-    mol = ("Piet Mol", "Piet Mol (1901 – 1970) was a Belgian screenwriter, director and producer.")
-    work = ("Harbour Lights", "Harbour Lights is a 1948 Belgian drama film written and directed by Piet Mol.")
-    assert _verdict(question, kern, mol, work) == "Yes: both Ada Kern and Piet Mol are film directors."
-    # Only the makers after "by" are credited, and only a film makes a film director.
-    starring = ("Harbour Lights", "Harbour Lights is a 1948 film directed by Jan Raes, starring Piet Mol.")
-    play = ("Harbour Lights", "Harbour Lights is a 1948 stage play directed by Piet Mol.")
-    assert _verdict(question, kern, mol, starring) is None
-    assert _verdict(question, kern, mol, play) is None
-
-
-def test_a_us_state_is_in_america_and_regions_are_not_countries() -> None:
-    question = "Are both Brant College and Hollis University located in America?"
-    brant = ("Brant College", "Brant College is a private liberal arts college in Akron, Ohio.")
-    hollis = ("Hollis University", "Hollis University is an American public research university.")
-    assert (
-        _verdict(question, brant, hollis)
-        == "Yes: both Brant College and Hollis University are located in America."
-    )
-    assert nationality("Solidago rugosa is a North American species of goldenrod.") == set()
-    south = ("Hollis University", "Hollis University is a public university in South America.")
-    assert _verdict(question, brant, south) is None
-
-
 def test_kind_words_before_a_name_are_not_part_of_it() -> None:
     question = "Are the documentaries Salt Roads and Iron Bells both American films?"
     salt = ("Salt Roads", "Salt Roads is a 2004 American documentary film about trade routes.")
     bells = ("Iron Bells", "Iron Bells is a 2011 American documentary film by Ann Voss.")
     assert _verdict(question, salt, bells) == "Yes: both Salt Roads and Iron Bells are American films."
-
-
-def test_same_director_read_after_directed_by() -> None:
-    question = "Were the films Cold Orchard and Paper Moons directed by the same person?"
-    orchard = ("Cold Orchard", "Cold Orchard is a 2008 drama film directed by Irish director Nora Quill.")
-    moons = ("Paper Moons", "Paper Moons is a 2012 documentary film by Tomas Ek, about lunar maps.")
-    assert (
-        _verdict(question, orchard, moons)
-        == "No: Cold Orchard was directed by Nora Quill, Paper Moons by Tomas Ek."
-    )
-    same = ("Paper Moons", "Paper Moons is a 2012 comedy film written and directed by Nora Quill.")
-    assert (
-        _verdict(question, orchard, same)
-        == "Yes: Cold Orchard and Paper Moons were both directed by Nora Quill."
-    )
-    # A name sharing a word may be the same person written another way; not a list of names: nothing.
-    quill = ("Paper Moons", "Paper Moons is a 2012 comedy film directed by N. Quill.")
-    studio = ("Paper Moons", "Paper Moons is a 2012 comedy film directed by the studio's founder.")
-    assert _verdict(question, orchard, quill) is None
-    assert _verdict(question, orchard, studio) is None
-
-
-def test_same_family_read_by_its_latin_name() -> None:
-    question = "Are the plants Bellwort and Saltbush in the same family?"
-    bell = ("Bellwort", "Bellwort is a genus of flowering plants in the family Colchicaceae.")
-    salt = ("Saltbush", "Saltbush is a genus of shrubs in the amaranth family Amaranthaceae.")
-    assert (
-        _verdict(question, bell, salt)
-        == "No: Bellwort is in the family Colchicaceae, Saltbush in the family Amaranthaceae."
-    )
-    lily = ("Saltbush", "Saltbush is a genus of herbs in the family Colchicaceae.")
-    assert _verdict(question, bell, lily) == "Yes: Bellwort and Saltbush are both in the family Colchicaceae."
-    two = ("Saltbush", "Saltbush, once put in the family Chenopodiaceae, is in the family Amaranthaceae.")
-    assert _verdict(question, bell, two) is None
-
-
-def test_same_city_province_and_state() -> None:
-    city = "Were Rust Parade and The Low Tides formed in the same city?"
-    rust = ("Rust Parade", "Rust Parade is a punk band formed in 1994 in Dayton, Ohio.")
-    tides = ("The Low Tides", "The Low Tides are a surf band formed in 2003 in Tulsa, Oklahoma.")
-    assert _verdict(city, rust, tides) == "No: Dayton, Ohio for Rust Parade, Tulsa, Oklahoma for Low Tides."
-    also = ("The Low Tides", "The Low Tides are a surf band formed in 2003 in Dayton, Ohio.")
-    assert _verdict(city, rust, also) == "Yes: Dayton, Ohio for both Rust Parade and Low Tides."
-    county = ("The Low Tides", "The Low Tides are a surf band formed in 2003 in Greene County, Ohio.")
-    assert _verdict(city, rust, county) is None  # a county is not a city
-    province = "Are Linfeng and Tuoshan in the same province?"
-    lin = ("Linfeng", "Linfeng is a county-level city in Hunan province, China.")
-    tuo = ("Tuoshan", "Tuoshan is a town in the south of Yunnan province, China.")
-    assert _verdict(province, lin, tuo) == "No: Hunan province for Linfeng, Yunnan province for Tuoshan."
-    state = "Are Marrow Lake and Pine Knob in the same state?"
-    lake = ("Marrow Lake", "Marrow Lake is a reservoir in Kent County, Michigan.")
-    knob = ("Pine Knob", "Pine Knob is a ski area in Clarkston, Michigan.")
-    assert _verdict(state, lake, knob) == "Yes: Michigan for both Marrow Lake and Pine Knob."
-
-
-def test_same_or_different_genre() -> None:
-    different = "Do Tin Harvest and North Light belong to different film genres?"
-    tin = ("Tin Harvest", "Tin Harvest is a 2006 Canadian documentary film about mining towns.")
-    north = ("North Light", "North Light is a 2011 documentary film directed by Ole Brandt.")
-    assert (
-        _verdict(different, tin, north)
-        == "No: Tin Harvest is a documentary film, North Light is a documentary film."
-    )
-    same = "Are Tin Harvest and North Light of the same genre?"
-    horror = ("North Light", "North Light is a 2011 horror film directed by Ole Brandt.")
-    assert (
-        _verdict(same, tin, north)
-        == "Yes: Tin Harvest is a documentary film, North Light is a documentary film."
-    )
-    # Different words need not be different genres (a film can be both): nothing.
-    assert _verdict(same, tin, horror) is None
 
 
 def test_which_came_first_names_the_earlier_side_from_each_sides_year() -> None:
@@ -439,13 +247,6 @@ def test_a_superlative_predicate_decides_nothing() -> None:
     assert _verdict(question, velmar, ostra) is None
 
 
-def test_each_side_with_its_own_place() -> None:
-    question = "Is Alder Field an airport in Ohio and Birch Port a harbour in Maine?"
-    alder = ("Alder Field", "Alder Field is a public airport in Dayton, Ohio.")
-    birch = ("Birch Port", "Birch Port is a fishing harbour in Newport, Oregon.")
-    assert _verdict(question, alder, birch) == "No: Birch Port is given as Oregon, not Maine."
-
-
 def test_another_things_year_dates_nothing() -> None:
     assert year_of("Dark Harbor is an American film based on the 1960 novel by Ann Lee.", "") is None
     assert year_of("Dark Harbor is an American film first shown in 1962.", "") == 1962
@@ -461,3 +262,46 @@ def test_another_things_year_dates_nothing() -> None:
         "Yes: 1955 for Dark Harbor, 1955 for Salt Bay."
     )
     assert _verdict(same, born, salt) is None  # a birth is not a release
+
+
+def test_with_verdict_opens_the_answer() -> None:
+    question = "Are Scott Derrickson and Ed Wood both American?"
+    answer = with_verdict(question, _plan(question), _answer(DERRICKSON, WOOD))
+    assert answer.verdict is True
+    assert answer.sections[0].collection == ""
+    assert answer.sections[0].sentences[0].text == "Yes: both Scott Derrickson and Ed Wood are American."
+    assert answer.sections[0].sentences[0].citations == (1, 2)
+    assert answer.sections[1].sentences[0].text == DERRICKSON[1]
+
+
+def test_a_shared_predicate_never_says_no_and_two_nationalities_are_not_one() -> None:
+    """ "Both Serbian" is yes only when both sentences say Serbian: a Croatian engineer's sentence
+    decides nothing (no table maps nationalities to countries)."""
+    question = "Are Nikola Petrović and Ivan Horvat both Serbian?"
+    serbian = ("Nikola Petrović", "Nikola Petrović (born 1950) is a Serbian civil engineer.")
+    croatian = ("Ivan Horvat", "Ivan Horvat (born 1948) is a Croatian civil engineer.")
+    assert _verdict(question, serbian, croatian) is None
+    assert _verdict("Are Scott Derrickson and Joseph McGrath both American?", DERRICKSON, MCGRATH) is None
+
+
+def test_a_predicate_of_place_or_relation_gives_no_verdict() -> None:
+    question = "Are Scott Derrickson and Ed Wood both from the United States?"
+    assert _verdict(question, DERRICKSON, WOOD) is None
+
+
+def test_who_died_first_reads_deaths_not_births() -> None:
+    question = "Who died first, George Archainbaud or Ralph Murphy?"
+    archainbaud = (
+        "George Archainbaud",
+        "George Archainbaud (May 7, 1890 – February 20, 1959) was a French-born director.",
+    )
+    murphy = ("Ralph Murphy", "Ralph Murphy (May 1, 1895 – February 10, 1967) was an American director.")
+    choice = choose(question, _plan(question), _answer(archainbaud, murphy))
+    assert choice is not None and choice.side == "George Archainbaud"
+    assert (
+        choice.sentence.text
+        == "George Archainbaud died first: 1959 for George Archainbaud, 1967 for Ralph Murphy."
+    )
+    # Births alone do not say who died first.
+    born = ("Ralph Murphy", "Ralph Murphy (born May 1, 1895) was an American director.")
+    assert choose(question, _plan(question), _answer(archainbaud, born)) is None
