@@ -13,6 +13,7 @@ from bot import messages
 from bot.serve import build_server
 from retrieval.collections import load_collections
 from retrieval.ingest.pipeline import index_collection
+from tests.fakes.slack_api import FakeSlackApi
 from tests.integration.conftest import Harness
 
 JSON = "application/json"
@@ -148,14 +149,25 @@ async def test_a_mention_whose_thread_cannot_be_posted_tells_the_asker(harness: 
 
 
 async def test_a_response_url_that_is_not_slacks_is_never_called(harness: Harness) -> None:
-    harness.slack.response_url = "http://169.254.169.254/latest/meta-data"
-    harness.fake.script("chat.postMessage", error="channel_not_found")
-    await harness.slack.command("in:people How much is the home office budget?", channel="D0DIRECT")
-    registry = harness.server.metrics.registry
-    told = {"surface": "command", "told": "none"}
-    await harness.fake.wait_for(
-        lambda: registry.get_sample_value("confer_questions_undelivered_total", told) == 1.0
-    )
+    # A host that records every request and would answer 200: the configured Web API's host but
+    # another port, so only the allow-list stands between the forged response_url and a request.
+    elsewhere = await FakeSlackApi().start()
+    try:
+        harness.slack.response_url = elsewhere.response_url
+        harness.fake.script("chat.postMessage", error="channel_not_found")
+        await harness.slack.command("in:people How much is the home office budget?", channel="D0DIRECT")
+        registry = harness.server.metrics.registry
+
+        def told(how: str) -> float:
+            labels = {"surface": "command", "told": how}
+            return registry.get_sample_value("confer_questions_undelivered_total", labels) or 0.0
+
+        await harness.fake.wait_for(lambda: told("none") + told("response_url") == 1.0)
+        assert elsewhere.calls == []
+        assert told("none") == 1.0
+        assert harness.fake.responses() == []
+    finally:
+        await elsewhere.stop()
 
 
 async def test_no_auto_linkable_address_from_a_document_is_posted(harness: Harness, sample_dir: Path) -> None:
