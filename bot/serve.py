@@ -200,6 +200,7 @@ class ConferServer:
             metrics=self.metrics,
             identity=identity,
             acks=self.acks,
+            allowed_bots=settings.slack_allowed_bots,
             conversations=SlackConversations(
                 conversations=Conversations(memory=self.memory, metrics=self.metrics),
                 gateway=gateway,

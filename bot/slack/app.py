@@ -212,10 +212,13 @@ def build_slack_app(
     identity: AuthorizeResult | None = None,
     conversations: SlackConversations | None = None,
     acks: AckWindow | None = None,
+    allowed_bots: frozenset[str] = frozenset(),
 ) -> AckFirstApp:
     """``identity`` (from ``authorize_once``) spares every request an ``auth.test``; without it
     Bolt calls ``auth.test`` itself. ``conversations``: thread memory, follow-ups and DMs. Events
-    are acked at once; their work waits for the acks ``acks`` counts (``bot.slack.acks``)."""
+    are acked at once; their work waits for the acks ``acks`` counts (``bot.slack.acks``).
+    ``allowed_bots``: the bot and app ids whose mentions are answered (CONFER_SLACK_ALLOWED_BOTS);
+    every other bot's mention is ignored, so two bots can never answer each other in a loop."""
     authorization = _static_authorization(client, identity) if identity else {"client": client}
     acks = acks or AckWindow()
     app = AckFirstApp(
@@ -283,6 +286,9 @@ def build_slack_app(
             mention = parse_mention(body)
         except PayloadError:
             logger.warning("ignored a malformed app_mention")
+            return
+        if _own(mention, context) or (mention.from_bot and not mention.bot_allowed(allowed_bots)):
+            logger.debug("ignored a mention sent by a bot", extra={"bot": ",".join(mention.bot_ids)})
             return
         if mention.event_id and not await dedupe.first_delivery(mention.event_id):
             metrics.events_deduplicated.inc()
@@ -499,6 +505,14 @@ def build_slack_app(
         )
 
     return app
+
+
+def _own(mention: Mention, context: AsyncBoltContext) -> bool:
+    """A mention Confer sent itself (never answered, whatever the allow-list says)."""
+    return bool(
+        (context.bot_user_id and mention.user == context.bot_user_id)
+        or (context.bot_id and context.bot_id in mention.bot_ids)
+    )
 
 
 def _feedback_vote(click: BlockAction) -> tuple[Vote, str] | None:

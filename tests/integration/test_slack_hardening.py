@@ -5,16 +5,18 @@ import json
 import logging
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 
 from bot import messages
 from bot.serve import build_server
+from bot.settings import SettingsError, load_settings
 from retrieval.collections import load_collections
 from retrieval.ingest.pipeline import index_collection
 from tests.fakes.slack_api import FakeSlackApi
-from tests.integration.conftest import Harness
+from tests.integration.conftest import Harness, running_harness
 
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
@@ -222,3 +224,48 @@ async def test_serve_on_an_empty_data_dir_says_what_to_run_and_is_not_ready(
             assert response.status == 503
     finally:
         await server.stop()
+
+
+async def test_mentions_sent_by_bots_are_ignored_unless_the_bot_is_allowed(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two Confer instances, or any echo bot, must not answer each other in a loop: a mention from
+    a bot or an app is ignored, whatever shape it comes in, unless CONFER_SLACK_ALLOWED_BOTS names it."""
+    monkeypatch.setenv("CONFER_SLACK_PROGRESS", "edit")
+    monkeypatch.setenv("CONFER_SLACK_ALLOWED_BOTS", "B0FRIEND, A0FRIENDAPP")
+    async with running_harness(sample_dir, monkeypatch) as harness:
+        echo = {"id": "B0ECHO", "app_id": "A0ECHO", "name": "echo"}
+        shapes: list[tuple[str, dict[str, Any]]] = [
+            ("U0ECHOBOT", {"bot_id": "B0ECHO", "bot_profile": echo}),  # an app's bot user
+            ("U0ECHOBOT", {"bot_profile": echo}),
+            ("", {"subtype": "bot_message", "bot_id": "B0ECHO"}),  # a legacy integration
+            ("", {"subtype": "bot_message"}),
+        ]
+        for n, (user, shape) in enumerate(shapes):
+            await harness.slack.mention(
+                "How long is parental leave?", ts=f"1700000100.00000{n}", user=user, **shape
+            )
+        friend = {"id": "B0OTHER", "app_id": "A0FRIENDAPP", "name": "friend"}
+        await harness.slack.mention(
+            "What is the rate limit for Growth accounts?",
+            ts="1700000200.000001",
+            user="U0FRIENDBOT",
+            bot_id="B0OTHER",
+            bot_profile=friend,
+        )
+        await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+        await harness.server.acks.flush(2)
+        await harness.server.scheduler.drain(5)
+        assert [p["thread_ts"] for p in harness.fake.posts()] == ["1700000200.000001"] * 2  # status, answer
+        assert harness.fake.ephemerals() == []
+        assert all("parental" not in query for _, query in harness.backend.searches)
+
+
+def test_the_bot_allow_list_takes_slack_ids_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFER_SLACK_ALLOWED_BOTS", "B0FRIEND,,A0APP ")
+    assert load_settings(env_file=None).slack_allowed_bots == {"B0FRIEND", "A0APP"}
+    monkeypatch.setenv("CONFER_SLACK_ALLOWED_BOTS", "B0FRIEND,U0PERSON")
+    with pytest.raises(SettingsError, match=r"CONFER_SLACK_ALLOWED_BOTS: .*U0PERSON"):
+        load_settings(env_file=None)
+    monkeypatch.delenv("CONFER_SLACK_ALLOWED_BOTS")
+    assert load_settings(env_file=None).slack_allowed_bots == frozenset()
