@@ -327,14 +327,15 @@ async def test_a_vote_on_an_answer_card_is_kept_with_the_answer_and_thanked_priv
     assert card is not None
     [form] = [a["card"] for a in card["actions"] if a["type"] == "Action.ShowCard"]
     down = form["actions"][0]["data"]  # what Send carries, with the form's inputs merged in
-    value = {**down, "confer_reason": "outdated", "confer_comment": "Changed in May."}
+    hostile = "Changed\x1b]0;pwned\x07\x1b[2J in May.\u202e"  # a terminal's escapes, an override
+    value = {**down, "confer_reason": "outdated", "confer_comment": hostile}
     vote = teams.connector.message("", activity_id="vote-2", mention=False, value=value)
     assert await teams.post(vote) == 202
     await teams.connector.wait_for(lambda: bool(teams.connector.ok("create_conversation")))
     assert teams.server.feedback is not None
     [stored] = await teams.server.feedback.votes()
     assert (stored.vote, stored.question_id, stored.platform) == ("down", down["answer"], "teams")
-    assert (stored.reason, stored.comment) == ("outdated", "Changed in May.")
+    assert (stored.reason, stored.comment) == ("outdated", "Changed]0;pwned[2J in May.")  # inert text
     assert "20 weeks" in stored.answer and stored.collections == ("people",) and stored.passage_ids
     await teams.connector.wait_for(lambda: any(c.body.get("text") for c in teams.connector.ok("send")))
     thanks = [c.body["text"] for c in teams.connector.ok("send") if c.body.get("text")]
