@@ -46,6 +46,7 @@ TaskStatus = Literal["pending", "in_progress", "complete", "error"]
 MAX_MARKDOWN_CHARS = 12_000  # markdown_text per call
 MAX_TASK_SOURCES = 5
 EDIT_ONLY_SECONDS = 3600.0
+APPEND_ATTEMPTS = 4  # an answer's append that keeps answering 429: as many tries as any other call
 # Answers that mean "this workspace does not take streams": remembered for EDIT_ONLY_SECONDS.
 REFUSALS = frozenset(
     {
@@ -290,13 +291,17 @@ class StreamedSlackThread(SlackThread):
         )
 
     async def _append_waiting(self, chunks: list[dict[str, Any]]) -> None:
-        """``_append`` for the answer's text: a 429 is waited out and the same text sent again."""
-        while True:
+        """``_append`` for the answer's text: a 429 is waited out and the same text sent again, at
+        most ``APPEND_ATTEMPTS`` times in all; then ``SlackCallError`` (the answer is posted
+        instead), so a stream that keeps answering 429 cannot hold the question forever."""
+        for attempt in range(1, APPEND_ATTEMPTS + 1):
             try:
                 await self._append(chunks)
                 return
             except RetryLaterError:
-                continue  # the budget's pause holds the next attempt back
+                if attempt == APPEND_ATTEMPTS:
+                    raise SlackCallError(method="chat.appendStream", error="ratelimited") from None
+                # the budget's pause holds the next attempt back
 
     async def finish_stream(
         self, state: StatusState, answer: Answer, footer: "asyncio.Future[AnswerFooter]"

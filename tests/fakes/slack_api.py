@@ -147,7 +147,7 @@ def _chunk_error(params: dict[str, Any]) -> str | None:
 class Scripted:
     status: int = 200
     error: str | None = None
-    retry_after: int | None = None
+    retry_after: float | None = None
     when: Callable[[dict[str, Any]], bool] | None = None  # only calls whose parameters match
 
 
@@ -172,7 +172,7 @@ class FakeSlackApi:
         *,
         status: int = 200,
         error: str | None = None,
-        retry_after: int | None = None,
+        retry_after: float | None = None,
         times: int = 1,
         when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:

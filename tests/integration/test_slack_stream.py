@@ -2,6 +2,7 @@
 into the real Bolt app; the fake Web API records every stream chunk and can refuse the methods."""
 
 import functools
+import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -10,9 +11,9 @@ from typing import Any
 import pytest
 
 from bot.slack.mrkdwn import ZERO_WIDTH
-from tests.fakes.llm_api import FakeLLM
+from tests.fakes.llm_api import FakeLLM, Reply
 from tests.fakes.slack_api import TEAM_ID, FakeSlackApi, Stream
-from tests.integration.conftest import Harness, _harness
+from tests.integration.conftest import Harness, _harness, running_harness
 
 CITATION = re.compile(r"\[(\d+)\]")
 ORDER = ["product", "people", "security", "engineering"]  # planned the other way round
@@ -150,6 +151,36 @@ async def test_a_429_on_an_append_is_waited_out_and_every_task_still_ends_final(
     assert (
         registry.get_sample_value("confer_slack_rate_limited_total", {"method": "chat.appendStream"}) == 1.0
     )
+
+
+async def test_an_answer_append_that_keeps_answering_429_gives_up_and_posts_the_answer(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model still writing suggestions: the answer's text is appended before the stream stops.
+    An append that answers 429 every time is tried a bounded number of times, then the answer is
+    posted as a message instead of the question hanging."""
+    llm = await FakeLLM().start()
+    llm.script("suggest", Reply(content=json.dumps({"questions": []}), delay=1.0))
+    monkeypatch.setenv("LLM_BASE_URL", llm.url)
+    monkeypatch.setenv("LLM_API_KEY", "sk-test")
+    monkeypatch.setenv("LLM_MODEL", "fake-model")
+
+    def answer_text(params: dict[str, Any]) -> bool:
+        return any(c.get("type") == "markdown_text" for c in params.get("chunks") or [])
+
+    try:
+        async with running_harness(sample_dir, monkeypatch) as harness:
+            harness.fake.script(
+                "chat.appendStream", status=429, retry_after=0.05, times=1000, when=answer_text
+            )
+            await harness.slack.mention("in:people how long is parental leave?")
+            await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1, within=10)
+            assert "20 weeks" in harness.fake.answers()[0]["text"]
+            limited = [c for c in harness.fake.calls if c.status == 429]
+            assert all(c.method == "chat.appendStream" for c in limited) and len(limited) == 4
+            await harness.fake.wait_for(lambda: all(s.stopped for s in harness.fake.streams.values()))
+    finally:
+        await llm.stop()
 
 
 async def test_nothing_in_any_chunk_can_ping_link_or_format(
