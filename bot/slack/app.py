@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncBoltContext
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
@@ -35,7 +34,14 @@ from bot.slack.blocks import (
     feedback_form,
 )
 from bot.slack.followups import SlackConversations, parse_message, thread_key
-from bot.slack.gateway import ResponseUrlError, SlackCallError, SlackGateway, respond
+from bot.slack.gateway import (
+    CONNECTION_LOST,
+    TIMED_OUT,
+    ResponseUrlError,
+    SlackCallError,
+    SlackGateway,
+    respond,
+)
 from bot.slack.mrkdwn import neutralize
 from bot.slack.payloads import (
     BlockAction,
@@ -162,16 +168,16 @@ async def authorize_once(gateway: SlackGateway) -> AuthorizeResult:
     would otherwise call it for every request until its first call returns: a herd on a cold start).
     A token Slack rejects, or a Slack that cannot be reached, stops the start with one clear line."""
     try:
-        identity = await gateway.call("auth.test")
+        identity = await gateway.call("auth.test", attempts=1)
     except SlackCallError as error:
         if error.error in _REJECTED_TOKEN:
             raise SettingsError([f"SLACK_BOT_TOKEN: Slack rejected it ({error.error})"]) from None
+        if error.error in (CONNECTION_LOST, TIMED_OUT):
+            url = gateway.client.base_url
+            raise SettingsError(
+                [f"SLACK_API_URL: could not reach the Slack Web API at {url} ({error.error})"]
+            ) from None
         raise SettingsError([f"SLACK_BOT_TOKEN: auth.test failed ({error.error})"]) from None
-    except (aiohttp.ClientError, TimeoutError) as error:
-        url = gateway.client.base_url
-        raise SettingsError(
-            [f"SLACK_API_URL: could not reach the Slack Web API at {url} ({type(error).__name__})"]
-        ) from None
     return AuthorizeResult(
         enterprise_id=identity.get("enterprise_id"),
         team_id=identity.get("team_id"),
@@ -194,6 +200,7 @@ def _static_authorization(client: AsyncWebClient, identity: AuthorizeResult) -> 
         session=client.session,
         headers=client.headers,
         logger=client.logger,
+        retry_handlers=client.retry_handlers,
     )
 
     async def authorize() -> AuthorizeResult:

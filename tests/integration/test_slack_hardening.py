@@ -269,3 +269,34 @@ def test_the_bot_allow_list_takes_slack_ids_only(monkeypatch: pytest.MonkeyPatch
         load_settings(env_file=None)
     monkeypatch.delenv("CONFER_SLACK_ALLOWED_BOTS")
     assert load_settings(env_file=None).slack_allowed_bots == frozenset()
+
+
+def _answer_post(params: dict[str, Any]) -> bool:
+    return bool(params.get("blocks"))
+
+
+@pytest.mark.parametrize("drop", ["after", "before"])
+async def test_a_connection_lost_around_the_answer_post_leaves_exactly_one_answer(
+    harness: Harness, drop: str
+) -> None:
+    """``after``: Slack applied the post and the connection broke before its answer came back (a
+    blind resend posts the answer twice); ``before``: it never reached Slack (it must still land)."""
+    harness.fake.script("chat.postMessage", drop=drop, when=_answer_post)  # type: ignore[arg-type]
+    await harness.slack.mention("in:people How long is parental leave?", ts="1700000300.000001")
+    [status_ts] = await _status_posted(harness)
+    await harness.fake.wait_for(lambda: "Done in" in (harness.fake.updates(status_ts) or [""])[-1])
+    await harness.server.scheduler.drain(5)
+    shown = harness.fake.threads[("C0001", "1700000300.000001")]
+    answers = [m for m in shown if m.get("blocks")]
+    assert len(answers) == 1 and "20 weeks" in answers[0]["text"]
+    assert [m["ts"] for m in shown] == sorted(m["ts"] for m in shown)  # the status above the answer
+    assert harness.fake.ephemerals() == []
+    assert not any(
+        text in (messages.UNEXPECTED, messages.STATUS_POST_FAILED, messages.STATUS_UNEXPECTED)
+        for text in [m["text"] for m in shown] + harness.fake.updates(status_ts)
+    )
+
+
+async def _status_posted(harness: Harness) -> list[str]:
+    await harness.fake.wait_for(lambda: bool(harness.fake.status_messages()))
+    return harness.fake.status_messages()
