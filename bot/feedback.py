@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol, get_args
 from pydantic import BaseModel, ConfigDict
 
 from bot.metrics import ConferMetrics
-from bot.stores import Sweeper, bounded
+from bot.stores import Sweeper, bounded, open_postgres_pool
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -488,20 +488,18 @@ async def _open_sqlite(path: Path) -> _Sqlite:
 
 async def _open_postgres(url: str) -> _Postgres:
     from psycopg import Error as PsycopgError
-    from psycopg_pool import AsyncConnectionPool, PoolTimeout
+    from psycopg_pool import PoolTimeout
 
-    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        url,
-        min_size=1,
-        max_size=2,
-        open=False,
-        timeout=OPERATION_TIMEOUT,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "connect_timeout": 5},
-    )
     try:
-        await pool.open(wait=True, timeout=10)
+        pool = await open_postgres_pool(
+            url,
+            max_size=2,
+            wait_seconds=OPERATION_TIMEOUT,
+            autocommit=True,
+            prepare_threshold=0,
+            connect_timeout=5,
+        )
     except (PoolTimeout, PsycopgError, OSError):
-        await pool.close()
         raise FeedbackUnavailableError(
             "DATABASE_URL: PostgreSQL for feedback does not answer (check the host, port, database "
             "and credentials, or unset DATABASE_URL to keep feedback in CONFER_DATA_DIR)"

@@ -354,7 +354,7 @@ def build_slack_app(
         else:
             thread, surface = message.thread_ts, "followup"
             key = thread_key(message.team, message.channel, message.thread_ts)
-            if not await conversations.answered(key):
+            if not await conversations.answered(key, bot_user_id=context.bot_user_id):
                 return
         if message.event_id and not await dedupe.first_delivery(message.event_id):
             metrics.events_deduplicated.inc()
