@@ -342,7 +342,7 @@ class StreamedSlackThread(SlackThread):
             except SlackCallError as again:
                 if again.error != NOT_STREAMING:
                     raise
-            logger.info("a stream's stop was lost on the way back; the answer is shown")
+            logger.info("a stream stop whose connection broke was asked again; the answer is shown")
 
     def look_from(self) -> str:
         return self.stream_ts or super().look_from()
