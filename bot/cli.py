@@ -426,7 +426,7 @@ async def _feedback(settings: "ConferSettings", *, since: float | None, as_json:
 
     from rich.text import Text
 
-    from bot.feedback import FeedbackUnavailableError, build_feedback_store
+    from bot.feedback import FeedbackUnavailableError, build_feedback_store, json_printable, printable
     from bot.settings import SettingsError
 
     # The pool retries a database that does not answer with a WARNING each time; the command says
@@ -444,13 +444,14 @@ async def _feedback(settings: "ConferSettings", *, since: float | None, as_json:
     finally:
         await store.close()
     if as_json:
-        sys.stdout.write(json.dumps({"votes": [v.as_json() for v in votes]}, ensure_ascii=False) + "\n")
+        listed = json.dumps({"votes": [v.as_json() for v in votes]}, ensure_ascii=False)
+        sys.stdout.write(json_printable(listed) + "\n")
         return EXIT_OK
     out = _console()
     if not votes:
         out.print("No votes yet." if since is None else "No votes since then.")
         return EXIT_OK
-    for vote in votes:
+    for vote in votes:  # every stored text escaped: a comment may carry terminal escape sequences
         answer = " ".join(vote.answer.split())
         when = datetime.fromtimestamp(vote.at, UTC)
         head = (
@@ -458,13 +459,13 @@ async def _feedback(settings: "ConferSettings", *, since: float | None, as_json:
             f"question {vote.question_id}  {vote.platform} {vote.workspace} {vote.channel}  "
             f"in {', '.join(vote.collections) or '-'}"
         )
-        out.print(Text(head, style="bold"))
+        out.print(Text(printable(head), style="bold"))
         if vote.reason:
-            out.print(Text(f"  reason: {vote.reason}" + (f": {vote.comment}" if vote.comment else "")))
-        out.print(
-            Text(f"  answer: {answer[:300]}{'…' if len(answer) > 300 else ''}" if answer else "  answer: -")
-        )
-        out.print(Text(f"  passages: {', '.join(vote.passage_ids) or '-'}"))
+            reason = f"  reason: {vote.reason}" + (f": {vote.comment}" if vote.comment else "")
+            out.print(Text(printable(reason)))
+        shown = f"  answer: {answer[:300]}{'…' if len(answer) > 300 else ''}" if answer else "  answer: -"
+        out.print(Text(printable(shown)))
+        out.print(Text(printable(f"  passages: {', '.join(vote.passage_ids) or '-'}")))
     ups = sum(1 for v in votes if v.vote == "up")
     out.print(f"{len(votes)} votes: {ups} 👍, {len(votes) - ups} 👎")
     return EXIT_OK

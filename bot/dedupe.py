@@ -79,23 +79,28 @@ class MemoryDeduplicator:
 
 
 class RedisDeduplicator:
-    """Shared by every replica: ``SET key 1 NX EX ttl`` is atomic across them."""
+    """Shared by every replica: ``SET key 1 NX EX ttl`` is atomic across them. Every id is also
+    recorded in process, and both are asked: when Redis goes away, this replica still drops the
+    redeliveries of the events it saw before (Slack retries one it was slow to ack), not only
+    those it saw during the outage."""
 
     def __init__(self, *, client: "Redis", ttl: int, prefix: str = "confer:event:", where: str = "") -> None:
         self._client = client
         self._ttl = ttl
         self._prefix = prefix
         self._where = where
-        self._fallback = MemoryDeduplicator(ttl=ttl)
+        self._local = MemoryDeduplicator(ttl=ttl)
 
     async def first_delivery(self, event_id: str) -> bool:
+        if not await self._local.first_delivery(event_id):
+            return False  # this replica saw it (with Redis up or down)
         try:
             created = await self._client.set(self._prefix + event_id, "1", nx=True, ex=self._ttl)
         except (RedisError, OSError):
             # Redis went away after start: this replica still drops its own redeliveries (in
             # process), and answering twice across replicas is better than never answering.
             logger.warning("redis unavailable for deduplication; deduplicating in process")
-            return await self._fallback.first_delivery(event_id)
+            return True
         return bool(created)
 
     async def check(self) -> None:

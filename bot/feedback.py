@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import re
 import sqlite3
 import time
 import uuid
@@ -29,7 +30,7 @@ from typing import Any, Literal, Protocol, get_args
 from pydantic import BaseModel, ConfigDict
 
 from bot.metrics import ConferMetrics
-from bot.stores import Sweeper, bounded
+from bot.stores import Sweeper, bounded, open_postgres_pool
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,41 @@ Vote = Literal["up", "down"]
 Reason = Literal["wrong", "incomplete", "outdated", "other"]
 REASONS: tuple[Reason, ...] = get_args(Reason)
 VOTES: tuple[Vote, ...] = get_args(Vote)
+
+
+# What a stored text must not carry: C0 controls but tab and newline, DEL, C1 controls (ESC, BEL
+# and CSI start terminal escape sequences), and the bidirectional overrides and isolates that make
+# a line read differently from what it holds.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# What a printed line must show escaped: the above, and tab and newline (one vote, a few lines).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without control characters (a comment or an answer as it is stored)."""
+    return _CONTROLS.sub("", text)
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: every control character shown as an escape
+    (``\\x1b``, ``\\n``, ``\\u202e``), never sent to the terminal (stored votes may predate
+    ``strip_controls``)."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def json_printable(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with the control characters JSON leaves raw (DEL, C1,
+    bidirectional controls) written as ``\\uXXXX``: the same JSON value, safe on a terminal."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _escape(match: "re.Match[str]") -> str:
+    char = match.group()
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    if char in named:
+        return named[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 class FeedbackUnavailableError(ConferError):
@@ -217,7 +253,7 @@ class FeedbackStore:
                     record.workspace,
                     record.channel,
                     record.thread,
-                    record.answer[:MAX_ANSWER_CHARS],
+                    strip_controls(record.answer)[:MAX_ANSWER_CHARS],
                     json.dumps(list(record.passage_ids)),
                     json.dumps(list(record.collections)),
                     created,
@@ -293,7 +329,7 @@ class FeedbackStore:
         changed = await self._call(
             self._db.execute(
                 "UPDATE confer_feedback_votes SET reason = ?, comment = ? WHERE id = ?",
-                (reason, comment.strip()[:MAX_COMMENT_CHARS], vote_id),
+                (reason, strip_controls(comment).strip()[:MAX_COMMENT_CHARS], vote_id),
             )
         )
         return bool(changed)
@@ -452,20 +488,18 @@ async def _open_sqlite(path: Path) -> _Sqlite:
 
 async def _open_postgres(url: str) -> _Postgres:
     from psycopg import Error as PsycopgError
-    from psycopg_pool import AsyncConnectionPool, PoolTimeout
+    from psycopg_pool import PoolTimeout
 
-    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        url,
-        min_size=1,
-        max_size=2,
-        open=False,
-        timeout=OPERATION_TIMEOUT,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "connect_timeout": 5},
-    )
     try:
-        await pool.open(wait=True, timeout=10)
+        pool = await open_postgres_pool(
+            url,
+            max_size=2,
+            wait_seconds=OPERATION_TIMEOUT,
+            autocommit=True,
+            prepare_threshold=0,
+            connect_timeout=5,
+        )
     except (PoolTimeout, PsycopgError, OSError):
-        await pool.close()
         raise FeedbackUnavailableError(
             "DATABASE_URL: PostgreSQL for feedback does not answer (check the host, port, database "
             "and credentials, or unset DATABASE_URL to keep feedback in CONFER_DATA_DIR)"

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bot.stores import Sweeper, bounded
+from bot.stores import Sweeper, bounded, open_postgres_pool
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -201,20 +201,19 @@ async def _open_postgres(url: str, ttl: Any, closer: contextlib.AsyncExitStack) 
     from langgraph.store.postgres.aio import AsyncPostgresStore
     from psycopg import Error as PsycopgError
     from psycopg.rows import dict_row
-    from psycopg_pool import AsyncConnectionPool, PoolTimeout
+    from psycopg_pool import PoolTimeout
 
-    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        url,
-        min_size=1,
-        max_size=4,
-        open=False,
-        timeout=OPERATION_TIMEOUT,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": 5},
-    )
     try:
-        await pool.open(wait=True, timeout=10)
+        pool = await open_postgres_pool(
+            url,
+            max_size=4,
+            wait_seconds=OPERATION_TIMEOUT,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            connect_timeout=5,
+        )
     except (PoolTimeout, PsycopgError, OSError):
-        await pool.close()
         raise MemoryUnavailableError(
             "DATABASE_URL: PostgreSQL for thread memory does not answer (check the host, port, "
             "database and credentials, or unset DATABASE_URL to keep memory in CONFER_DATA_DIR)"

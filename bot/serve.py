@@ -204,6 +204,7 @@ class ConferServer:
             metrics=self.metrics,
             identity=identity,
             acks=self.acks,
+            allowed_bots=settings.slack_allowed_bots,
             conversations=SlackConversations(
                 conversations=Conversations(memory=self.memory, metrics=self.metrics),
                 gateway=gateway,
@@ -257,7 +258,10 @@ def build_server(
     client = None
     if settings.slack_bot_token is not None:
         base_url = (settings.slack_api_url + "/") if settings.slack_api_url else AsyncWebClient.BASE_URL
-        client = AsyncWebClient(token=settings.slack_bot_token.get_secret_value(), base_url=base_url)
+        # No resends by the SDK: the gateway retries what is safe to send twice (bot.slack.gateway).
+        client = AsyncWebClient(
+            token=settings.slack_bot_token.get_secret_value(), base_url=base_url, retry_handlers=[]
+        )
     redis_url = settings.redis_url.get_secret_value() if settings.redis_url else None
     service = build_service(settings, metrics=metrics, backend=backend)
     scheduler = QuestionScheduler(max_concurrent=settings.max_concurrent_questions)

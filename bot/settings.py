@@ -2,10 +2,10 @@
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from retrieval.errors import ConferError
 
@@ -73,6 +73,10 @@ class ConferSettings(BaseSettings):
     slack_progress: Literal["stream", "edit"] = Field(
         "stream", validation_alias=_env("CONFER_SLACK_PROGRESS")
     )
+    # Bots and apps whose @-mentions Confer answers (bot ids B…, app ids A…); any other bot is ignored.
+    slack_allowed_bots: Annotated[frozenset[str], NoDecode] = Field(
+        frozenset(), validation_alias=_env("CONFER_SLACK_ALLOWED_BOTS")
+    )
     port: int = Field(3000, ge=1, le=65535, validation_alias=_env("PORT"))
     host: str | None = Field(None, validation_alias=_env("CONFER_HOST"))
     max_concurrent_questions: int = Field(
@@ -121,6 +125,19 @@ class ConferSettings(BaseSettings):
     def vector_cache_path(self) -> Path:
         """Where passage vectors are kept by model and content (reused by re-indexing and evaluations)."""
         return self.embeddings_cache or self.data_dir / "embeddings.sqlite3"
+
+    @field_validator("slack_allowed_bots", mode="before")
+    @classmethod
+    def _slack_ids(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        ids = frozenset(part.strip() for part in value.split(",") if part.strip())
+        bad = sorted(i for i in ids if not re.fullmatch(r"[AB][A-Z0-9]{2,40}", i))
+        if bad:
+            raise ValueError(
+                f"must be Slack bot ids (B…) or app ids (A…), comma-separated; not {', '.join(bad)}"
+            )
+        return ids
 
     @field_validator("llm_model", "embeddings_model")
     @classmethod

@@ -1,12 +1,13 @@
 """What the chat core's own stores (thread memory, feedback) share: a bounded call that turns a
-store that is down or slow into one error of the store's own, and a periodic sweep of what expired."""
+store that is down or slow into one error of the store's own, a periodic sweep of what expired, and
+PostgreSQL connections made on demand."""
 
 import asyncio
 import contextlib
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 logger = logging.getLogger(__name__)
 
@@ -71,3 +72,26 @@ class Sweeper:
             except self._unavailable:
                 logger.warning("%s sweep failed; retrying later", self._what)
             await asyncio.sleep(self._minutes * 60)
+
+
+async def open_postgres_pool(url: str, *, max_size: int, wait_seconds: float, **kwargs: Any) -> Any:
+    """PostgreSQL connections made when an operation needs one (at most ``max_size`` at a time),
+    so a database that comes back is used by the very next operation. A pool that keeps
+    connections reconnects in the background with a growing back-off (1, 2, 4, 8… s): after an
+    outage it went on refusing operations for 13–24 s more, and a database that does not answer
+    made each operation wait for the pool's time-out instead of failing at once. Each operation pays
+    for one connection (a few milliseconds on a local network); Confer makes a handful per question.
+    Raises ``psycopg_pool.PoolTimeout`` or a ``psycopg`` error when the database cannot be reached
+    now (one connection is made to find out); an operation waits at most ``wait_seconds`` for a
+    connection when ``max_size`` are in use; ``kwargs`` go to each connection."""
+    from psycopg_pool import AsyncNullConnectionPool
+
+    pool: AsyncNullConnectionPool[Any] = AsyncNullConnectionPool(
+        url, max_size=max_size, open=False, timeout=wait_seconds, kwargs=kwargs
+    )
+    try:
+        await pool.open(wait=True, timeout=10)
+    except BaseException:
+        await pool.close()
+        raise
+    return pool

@@ -48,13 +48,18 @@ class Conversations:
 
     async def history(self, key: ThreadKey) -> list[Turn]:
         """The thread's turns; ``[]`` when there are none or memory cannot be read."""
+        return await self.remembered(key) or []
+
+    async def remembered(self, key: ThreadKey) -> list[Turn] | None:
+        """The thread's turns (``[]``: none, or no memory at all); ``None`` when memory cannot be
+        read now, so the caller can tell "never answered here" from "cannot say"."""
         if self.memory is None:
             return []
         try:
             return await self.memory.turns(key)
         except MemoryUnavailableError as exc:
             self._unavailable("read", exc)
-            return []
+            return None
 
     async def prepare(
         self,

@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncBoltContext
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
@@ -35,7 +34,14 @@ from bot.slack.blocks import (
     feedback_form,
 )
 from bot.slack.followups import SlackConversations, parse_message, thread_key
-from bot.slack.gateway import ResponseUrlError, SlackCallError, SlackGateway, respond
+from bot.slack.gateway import (
+    CONNECTION_LOST,
+    TIMED_OUT,
+    ResponseUrlError,
+    SlackCallError,
+    SlackGateway,
+    respond,
+)
 from bot.slack.mrkdwn import neutralize
 from bot.slack.payloads import (
     BlockAction,
@@ -162,16 +168,16 @@ async def authorize_once(gateway: SlackGateway) -> AuthorizeResult:
     would otherwise call it for every request until its first call returns: a herd on a cold start).
     A token Slack rejects, or a Slack that cannot be reached, stops the start with one clear line."""
     try:
-        identity = await gateway.call("auth.test")
+        identity = await gateway.call("auth.test", attempts=1)
     except SlackCallError as error:
         if error.error in _REJECTED_TOKEN:
             raise SettingsError([f"SLACK_BOT_TOKEN: Slack rejected it ({error.error})"]) from None
+        if error.error in (CONNECTION_LOST, TIMED_OUT):
+            url = gateway.client.base_url
+            raise SettingsError(
+                [f"SLACK_API_URL: could not reach the Slack Web API at {url} ({error.error})"]
+            ) from None
         raise SettingsError([f"SLACK_BOT_TOKEN: auth.test failed ({error.error})"]) from None
-    except (aiohttp.ClientError, TimeoutError) as error:
-        url = gateway.client.base_url
-        raise SettingsError(
-            [f"SLACK_API_URL: could not reach the Slack Web API at {url} ({type(error).__name__})"]
-        ) from None
     return AuthorizeResult(
         enterprise_id=identity.get("enterprise_id"),
         team_id=identity.get("team_id"),
@@ -194,6 +200,7 @@ def _static_authorization(client: AsyncWebClient, identity: AuthorizeResult) -> 
         session=client.session,
         headers=client.headers,
         logger=client.logger,
+        retry_handlers=client.retry_handlers,
     )
 
     async def authorize() -> AuthorizeResult:
@@ -212,10 +219,13 @@ def build_slack_app(
     identity: AuthorizeResult | None = None,
     conversations: SlackConversations | None = None,
     acks: AckWindow | None = None,
+    allowed_bots: frozenset[str] = frozenset(),
 ) -> AckFirstApp:
     """``identity`` (from ``authorize_once``) spares every request an ``auth.test``; without it
     Bolt calls ``auth.test`` itself. ``conversations``: thread memory, follow-ups and DMs. Events
-    are acked at once; their work waits for the acks ``acks`` counts (``bot.slack.acks``)."""
+    are acked at once; their work waits for the acks ``acks`` counts (``bot.slack.acks``).
+    ``allowed_bots``: the bot and app ids whose mentions are answered (CONFER_SLACK_ALLOWED_BOTS);
+    every other bot's mention is ignored, so two bots can never answer each other in a loop."""
     authorization = _static_authorization(client, identity) if identity else {"client": client}
     acks = acks or AckWindow()
     app = AckFirstApp(
@@ -284,6 +294,9 @@ def build_slack_app(
         except PayloadError:
             logger.warning("ignored a malformed app_mention")
             return
+        if _own(mention, context) or (mention.from_bot and not mention.bot_allowed(allowed_bots)):
+            logger.debug("ignored a mention sent by a bot", extra={"bot": ",".join(mention.bot_ids)})
+            return
         if mention.event_id and not await dedupe.first_delivery(mention.event_id):
             metrics.events_deduplicated.inc()
             return
@@ -341,7 +354,7 @@ def build_slack_app(
         else:
             thread, surface = message.thread_ts, "followup"
             key = thread_key(message.team, message.channel, message.thread_ts)
-            if not await conversations.answered(key):
+            if not await conversations.answered(key, bot_user_id=context.bot_user_id):
                 return
         if message.event_id and not await dedupe.first_delivery(message.event_id):
             metrics.events_deduplicated.inc()
@@ -499,6 +512,14 @@ def build_slack_app(
         )
 
     return app
+
+
+def _own(mention: Mention, context: AsyncBoltContext) -> bool:
+    """A mention Confer sent itself (never answered, whatever the allow-list says)."""
+    return bool(
+        (context.bot_user_id and mention.user == context.bot_user_id)
+        or (context.bot_id and context.bot_id in mention.bot_ids)
+    )
 
 
 def _feedback_vote(click: BlockAction) -> tuple[Vote, str] | None:

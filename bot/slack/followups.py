@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.memory import ThreadKey
 from bot.service import ResearchService
-from bot.slack.gateway import SlackCallError, SlackGateway
+from bot.slack.gateway import RateLimitedError, SlackCallError, SlackGateway
 from bot.slack.payloads import plain_text
 from bot.threads import Conversations, Prepared
 from graph.followup import PriorTurn
@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 
 THREAD_MESSAGES = 50  # conversations.replies reads at most this many messages of a thread
 THREAD_CHARS = 4000  # and keeps at most this many characters of what people wrote
+THREAD_SCAN = 200  # the messages looked at for Confer's own when its memory cannot be read
 
 Place = Literal["dm", "thread"]
 _QUESTION_RE = re.compile(
@@ -130,6 +131,31 @@ async def read_thread(
     return [PriorTurn(question=t) for t in (*others, *questions)]
 
 
+async def posted_in_thread(
+    gateway: SlackGateway, *, channel: str, thread_ts: str, bot_user_id: str | None
+) -> bool:
+    """Whether Confer (``bot_user_id``) has a message among the thread's first messages: what tells
+    that it answered there when its memory cannot be read. One ``conversations.replies`` call, not
+    waited out on 429: ``False`` when the thread cannot be read."""
+    if not bot_user_id:
+        return False
+    try:
+        response = await gateway.call(
+            "conversations.replies",
+            channel=channel,
+            ts=thread_ts,
+            limit=THREAD_SCAN,
+            retry_rate_limited=False,
+        )
+    except SlackCallError as exc:
+        logger.warning("could not read the thread", extra={"error": exc.error})
+        return False
+    except RateLimitedError:
+        logger.warning("could not read the thread", extra={"error": "ratelimited"})
+        return False
+    return any(isinstance(m, dict) and m.get("user") == bot_user_id for m in response.get("messages") or [])
+
+
 @dataclass
 class SlackConversations:
     """Follow-ups on Slack: which threads Confer answered, the question with its thread's context,
@@ -139,8 +165,15 @@ class SlackConversations:
     gateway: SlackGateway
     followups: bool = True  # CONFER_THREAD_FOLLOWUPS
 
-    async def answered(self, key: ThreadKey) -> bool:
-        return bool(await self.conversations.history(key))
+    async def answered(self, key: ThreadKey, *, bot_user_id: str | None = None) -> bool:
+        """Whether Confer answered in thread ``key``: its memory says so, or, when the memory cannot
+        be read (its database is down), the thread shows a message of Confer's."""
+        turns = await self.conversations.remembered(key)
+        if turns is not None:
+            return bool(turns)
+        return await posted_in_thread(
+            self.gateway, channel=key.channel, thread_ts=key.thread, bot_user_id=bot_user_id
+        )
 
     async def prepare(
         self,
@@ -155,7 +188,7 @@ class SlackConversations:
         """The question for ``text`` in thread ``key``. ``read_from`` (thread ts, the mention's ts):
         a mention inside a thread Confer has not answered reads what people wrote there before it."""
         context: list[PriorTurn] = []
-        if read_from is not None and not await self.answered(key):
+        if read_from is not None and not await self.answered(key, bot_user_id=bot_user_id):
             context = await read_thread(
                 self.gateway,
                 channel=channel,

@@ -1,7 +1,14 @@
 """Every Slack Web API call goes through here: metrics per method and outcome, 429 answers waited
 out (``Retry-After``), 5xx and temporary ``ok: false`` errors retried with a growing pause, and
 per-workspace budgets for the calls a status makes many of (``chat.update``, ``chat.appendStream``),
-shared by every replica through Redis when ``REDIS_URL`` is set."""
+shared by every replica through Redis when ``REDIS_URL`` is set.
+
+A lost connection or a time-out is a temporary ``SlackCallError`` too. It is retried only where
+sending twice changes nothing (reads, ``chat.update`` with the whole state, a connection that was
+never made); a post or a stream call may have been applied before its answer was lost, so it is
+never sent again blindly: the error says so (``uncertain``) and the caller looks before posting
+again. The Web API client must not resend by itself either (``retry_handlers=[]``: slack_sdk's
+default handler resends any call whose connection broke)."""
 
 import asyncio
 import logging
@@ -27,8 +34,29 @@ CALLS_PER_TURN = 16  # Web API calls started in one turn of the event loop (bot.
 TRANSIENT_ERRORS = frozenset({"internal_error", "service_unavailable", "request_timeout", "fatal_error"})
 
 
+# Calls that change nothing when Slack gets them twice: a lost connection or a time-out is retried.
+IDEMPOTENT_METHODS = frozenset(
+    {
+        "auth.test",
+        "conversations.replies",
+        "conversations.history",
+        "conversations.info",
+        "chat.update",  # always the whole latest state, from the message's one writer
+        "assistant.threads.setStatus",
+    }
+)
+CONNECTION_LOST = "connection_lost"
+TIMED_OUT = "timeout"
+
+
 class SlackCallError(ChatCallError):
-    """A Web API call failed for good (``ok: false``, or still failing after retries)."""
+    """A Web API call failed for good (``ok: false``, or still failing after retries).
+    ``uncertain``: the connection broke or timed out after the call was sent, so Slack may have
+    applied it; whoever resends it must first look whether it took effect."""
+
+    def __init__(self, *, method: str, error: str, uncertain: bool = False) -> None:
+        super().__init__(method=method, error=error)
+        self.uncertain = uncertain
 
 
 class RateLimitedError(ConferError):
@@ -70,6 +98,15 @@ class SlackGateway:
             await self._turns.enter()
             try:
                 response = await self.client.api_call(method, json=params)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                unsent = isinstance(exc, aiohttp.ClientConnectorError)  # Slack never got it
+                error = TIMED_OUT if isinstance(exc, TimeoutError) else CONNECTION_LOST
+                self.metrics.slack_api_calls.labels(method, "connection_error").inc()
+                if (unsent or method in IDEMPOTENT_METHODS) and attempt < attempts:
+                    await asyncio.sleep(0.5 * attempt)
+                    continue
+                logger.warning("slack call failed", extra={"method": method, "error": type(exc).__name__})
+                raise SlackCallError(method=method, error=error, uncertain=not unsent) from None
             except SlackApiError as exc:
                 status = exc.response.status_code
                 if status == 429:
@@ -122,7 +159,10 @@ async def respond(client: AsyncWebClient, response_url: str, **payload: Any) -> 
     slack_host = url.scheme == "https" and (url.hostname or "").endswith(tuple("." + h for h in _SLACK_HOSTS))
     if not (slack_host or (url.scheme, url.netloc) == (api.scheme, api.netloc)):
         raise ResponseUrlError("response_url is not Slack's")
-    webhook = AsyncWebhookClient(response_url, timeout=client.timeout, session=client.session)
+    # No resend by the client: a post whose connection broke may have been shown already.
+    webhook = AsyncWebhookClient(
+        response_url, timeout=client.timeout, session=client.session, retry_handlers=[]
+    )
     try:
         response = await webhook.send_dict(payload)
     except (aiohttp.ClientError, TimeoutError) as error:

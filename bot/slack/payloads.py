@@ -29,6 +29,12 @@ class Mention(_Frozen):
     text: str
     ts: str
     thread_ts: str
+    from_bot: bool = False  # sent by a bot or an app (``bot_id``, ``bot_profile``, ``bot_message``)
+    bot_ids: tuple[str, ...] = ()  # the sender's bot id and app id, for an allow-list
+
+    def bot_allowed(self, allowed: frozenset[str]) -> bool:
+        """Whether a bot's mention may be answered: only when ``allowed`` names its bot or app id."""
+        return any(ident in allowed for ident in self.bot_ids)
 
     @property
     def reply_thread(self) -> str:
@@ -46,6 +52,11 @@ class SlashCommand(_Frozen):
 
 def parse_mention(body: Mapping[str, Any]) -> Mention:
     event = body.get("event") or {}
+    profile = event.get("bot_profile")
+    profile = profile if isinstance(profile, dict) else {}
+    bot_ids = tuple(
+        str(ident) for ident in (event.get("bot_id"), profile.get("id"), profile.get("app_id")) if ident
+    )
     try:
         return Mention(
             event_id=body.get("event_id"),
@@ -55,6 +66,8 @@ def parse_mention(body: Mapping[str, Any]) -> Mention:
             text=event.get("text", ""),
             ts=event["ts"],
             thread_ts=event.get("thread_ts") or "",
+            from_bot=bool(bot_ids or event.get("bot_profile") or event.get("subtype") == "bot_message"),
+            bot_ids=tuple(dict.fromkeys(bot_ids)),
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise PayloadError("app_mention without channel or ts") from exc

@@ -46,6 +46,8 @@ TaskStatus = Literal["pending", "in_progress", "complete", "error"]
 MAX_MARKDOWN_CHARS = 12_000  # markdown_text per call
 MAX_TASK_SOURCES = 5
 EDIT_ONLY_SECONDS = 3600.0
+NOT_STREAMING = "message_not_in_streaming_state"  # a stream call to a stopped message
+APPEND_ATTEMPTS = 4  # an answer's append that keeps answering 429: as many tries as any other call
 # Answers that mean "this workspace does not take streams": remembered for EDIT_ONLY_SECONDS.
 REFUSALS = frozenset(
     {
@@ -290,13 +292,17 @@ class StreamedSlackThread(SlackThread):
         )
 
     async def _append_waiting(self, chunks: list[dict[str, Any]]) -> None:
-        """``_append`` for the answer's text: a 429 is waited out and the same text sent again."""
-        while True:
+        """``_append`` for the answer's text: a 429 is waited out and the same text sent again, at
+        most ``APPEND_ATTEMPTS`` times in all; then ``SlackCallError`` (the answer is posted
+        instead), so a stream that keeps answering 429 cannot hold the question forever."""
+        for attempt in range(1, APPEND_ATTEMPTS + 1):
             try:
                 await self._append(chunks)
                 return
             except RetryLaterError:
-                continue  # the budget's pause holds the next attempt back
+                if attempt == APPEND_ATTEMPTS:
+                    raise SlackCallError(method="chat.appendStream", error="ratelimited") from None
+                # the budget's pause holds the next attempt back
 
     async def finish_stream(
         self, state: StatusState, answer: Answer, footer: "asyncio.Future[AnswerFooter]"
@@ -314,18 +320,32 @@ class StreamedSlackThread(SlackThread):
                 changes = []
             last = [MarkdownTextChunk(text=pieces[-1]).to_dict()] if ready_now and pieces else []
             ready = await footer
-            await self.gateway.call(
-                "chat.stopStream",
-                channel=self.channel,
-                ts=self.stream_ts,
-                chunks=[*changes, *last],
-                blocks=stream_footer(answer, self.config, ready),
-            )
+            await self._stop(chunks=[*changes, *last], blocks=stream_footer(answer, self.config, ready))
         except SlackCallError as error:
             await self._break_off(error.error)
             await self.post_answer(answer, await footer)
             return
         self._stopped = True
+
+    async def _stop(self, **params: Any) -> None:
+        """``chat.stopStream`` with the answer's end. When its connection broke or timed out, Slack
+        is asked again: a stop that never reached it is applied now, and one that was applied is
+        answered ``message_not_in_streaming_state``; either way the answer shows once, and it is
+        posted as a message only when Slack cannot be asked."""
+        try:
+            await self.gateway.call("chat.stopStream", channel=self.channel, ts=self.stream_ts, **params)
+        except SlackCallError as error:
+            if not error.uncertain:
+                raise
+            try:
+                await self.gateway.call("chat.stopStream", channel=self.channel, ts=self.stream_ts, **params)
+            except SlackCallError as again:
+                if again.error != NOT_STREAMING:
+                    raise
+            logger.info("a stream stop whose connection broke was asked again; the answer is shown")
+
+    def look_from(self) -> str:
+        return self.stream_ts or super().look_from()
 
     async def end_stream(self) -> None:
         if not self.streaming:

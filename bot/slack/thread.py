@@ -3,9 +3,13 @@
 The status is a threaded message edited with ``chat.update`` within the workspace's budget (about 50
 edits a minute); on 429 the budget pauses and the core's status writer sends the latest state after
 ``Retry-After``. The answer is Block Kit, posted again as plain text if Slack rejects its blocks.
+Its first block carries an id of its own, so that when the connection breaks after the post was
+sent, the thread is read (``conversations.replies``) and the answer posted again only if it is not
+there.
 """
 
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +24,9 @@ from retrieval.collections import CollectionsConfig
 logger = logging.getLogger(__name__)
 
 _BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "msg_too_long"})
+ANSWER_BLOCK = "answer:{id}"  # the block id of an answer's first block: finds a post whose answer was lost
+LOOK_PAGE = 200  # conversations.replies messages per page when looking for a lost post
+LOOK_PAGES = 5
 
 
 async def post_message(
@@ -30,6 +37,28 @@ async def post_message(
     if thread_ts:
         params["thread_ts"] = thread_ts
     return await gateway.call("chat.postMessage", **params, **extra)
+
+
+async def find_post(
+    gateway: SlackGateway, channel: str, thread_ts: str, *, block_id: str, oldest: str
+) -> str | None:
+    """The ts of the message in thread ``thread_ts``, from ``oldest`` on, that has a block
+    ``block_id``; ``None`` when there is none. Raises ``SlackCallError`` when the thread cannot be
+    read."""
+    cursor = ""
+    for _ in range(LOOK_PAGES):
+        params: dict[str, Any] = {"channel": channel, "ts": thread_ts, "oldest": oldest, "limit": LOOK_PAGE}
+        if cursor:
+            params["cursor"] = cursor
+        response = await gateway.call("conversations.replies", inclusive=True, **params)
+        for message in response.get("messages") or []:
+            blocks = message.get("blocks") if isinstance(message, dict) else None
+            if any(isinstance(b, dict) and b.get("block_id") == block_id for b in blocks or []):
+                return str(message.get("ts", ""))
+        cursor = str((response.get("response_metadata") or {}).get("next_cursor") or "")
+        if not cursor:
+            return None
+    return None
 
 
 @dataclass
@@ -74,15 +103,17 @@ class SlackThread:
         feedback buttons (a workspace or client that refuses ``context_actions``), then the same
         answer as plain text."""
         blocks, text = answer_message(answer, self.config, footer)
+        ident = footer.question_id if footer is not None and footer.question_id else uuid.uuid4().hex[:16]
+        marker = ANSWER_BLOCK.format(id=ident)
+        if blocks:
+            blocks = [{**blocks[0], "block_id": marker}, *blocks[1:]]
         attempts = [blocks]
         plain = [b for b in blocks if b["type"] != "context_actions"]
         if len(plain) < len(blocks):
             attempts.append(plain)
         for attempt in attempts:
             try:
-                response = await post_message(
-                    self.gateway, self.channel, self.thread_ts, text, blocks=attempt
-                )
+                response = await self._post_once(text, attempt, marker)
             except SlackCallError as error:
                 if error.error not in _BLOCK_ERRORS:
                     raise
@@ -92,6 +123,31 @@ class SlackThread:
             return
         await post_message(self.gateway, self.channel, self.thread_ts, text)
         self.answer_ts = None  # plain text: nothing to add buttons to
+
+    def look_from(self) -> str:
+        """The oldest message a post of this question can be (its status, else the thread)."""
+        return self.status_ts or self.thread_ts
+
+    async def _post_once(self, text: str, blocks: list[dict[str, Any]], marker: str) -> dict[str, Any]:
+        """Post ``blocks``; when the connection broke after sending (Slack may have applied it),
+        look for ``marker`` in the thread and send it again only when it is not there. A thread
+        that cannot be read leaves the error as it was: never a blind second post."""
+        try:
+            return await post_message(self.gateway, self.channel, self.thread_ts, text, blocks=blocks)
+        except SlackCallError as error:
+            if not error.uncertain:
+                raise
+            try:
+                found = await find_post(
+                    self.gateway, self.channel, self.thread_ts, block_id=marker, oldest=self.look_from()
+                )
+            except SlackCallError:
+                raise error from None
+        if found is not None:
+            logger.info("the answer's post was lost on the way back; it is in the thread")
+            return {"ts": found}
+        logger.info("the answer's post was lost before Slack applied it; posting it again")
+        return await post_message(self.gateway, self.channel, self.thread_ts, text, blocks=blocks)
 
     async def edit_answer(self, answer: Answer, footer: AnswerFooter) -> None:
         """The posted answer again with ``footer`` (its suggested follow-ups came later), in the

@@ -1,16 +1,20 @@
 """The Teams surface: ``POST /api/messages`` on Confer's server, answered through the chat core.
 
 Incoming tokens are verified by the Microsoft 365 Agents SDK's ``JwtTokenValidator`` (Bot Framework
-and Entra ID signing keys, audience = the app id); in local mode (Agents Playground) activities are
-unauthenticated and accepted only when their ``serviceUrl`` is on this machine. The request is
-acknowledged at once; the question is answered in the background in the same reply chain.
+and Entra ID signing keys, audience = the app id), then bound to the activity they came with, as
+Microsoft's Bot Connector authentication asks: the token's ``serviceurl`` claim must be the
+activity's ``serviceUrl`` (Confer replies there, with its own credentials, so a valid token replayed
+with another ``serviceUrl`` is refused), and the activity's tenant must be the configured one. In
+local mode (Agents Playground) activities are unauthenticated and accepted only when their
+``serviceUrl`` is on this machine. The request is acknowledged at once; the question is answered in
+the background in the same reply chain.
 """
 
 import contextlib
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -18,6 +22,7 @@ from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.core import RestChannelServiceClientFactory
 from microsoft_agents.hosting.core.authorization import (
     AgentAuthConfiguration,
+    AuthenticationConstants,
     AuthTypes,
     ClaimsIdentity,
     JwtTokenValidator,
@@ -100,6 +105,20 @@ class TeamsThread:
 Job = Callable[[TeamsClient], Awaitable[None]]
 
 
+def _same_url(one: str, other: str) -> bool:
+    return one.strip().rstrip("/").casefold() == other.strip().rstrip("/").casefold()
+
+
+def bound_to_activity(claims: ClaimsIdentity, message: TeamsMessage, tenant_id: str | None) -> bool:
+    """Whether a verified token was issued for this activity: its ``serviceurl`` claim is the
+    activity's ``serviceUrl`` (a token without the claim is refused), and the activity's tenant is
+    ``tenant_id``, the one Confer is configured for."""
+    claimed = claims.get_claim_value(AuthenticationConstants.SERVICE_URL_CLAIM)
+    if not isinstance(claimed, str) or not _same_url(claimed, message.service_url):
+        return False
+    return bool(tenant_id and message.tenant_id and message.tenant_id.casefold() == tenant_id.casefold())
+
+
 @dataclass
 class TeamsSurface:
     service: ResearchService
@@ -111,7 +130,7 @@ class TeamsSurface:
     status_interval: float = 1.0
     conversations: Conversations | None = None  # thread memory: reply chains and personal chats
     feedback: FeedbackDesk | None = None  # answers' records and votes (the chat core's store)
-    _validator: JwtTokenValidator | None = field(default=None, init=False)
+    validator: JwtTokenValidator | None = None  # the SDK's, for ``auth``, unless one is given
 
     @property
     def local(self) -> bool:
@@ -124,9 +143,9 @@ class TeamsSurface:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        self._validator = self._validator or JwtTokenValidator(self.auth)
+        self.validator = self.validator or JwtTokenValidator(self.auth)
         try:
-            claims: ClaimsIdentity = await self._validator.validate_token(token.strip())
+            claims: ClaimsIdentity = await self.validator.validate_token(token.strip())
         except Exception:  # any invalid token: malformed, unsigned, wrong key, issuer or audience
             logger.warning("teams request with an invalid token")
             return None
@@ -144,6 +163,9 @@ class TeamsSurface:
             return web.json_response({"error": "not a valid activity"}, status=400)
         if not isinstance(parsed, TeamsMessage):
             return web.Response(status=200)
+        if self.auth is not None and not bound_to_activity(claims, parsed, self.auth.TENANT_ID):
+            logger.warning("teams token not issued for this activity's service url or tenant")
+            return web.json_response({"error": "unauthorized"}, status=401)
         if self.local and urlsplit(parsed.service_url).hostname not in LOOPBACK_HOSTS:
             return web.json_response({"error": "local mode replies only to this machine"}, status=400)
         if not parsed.addressed and parsed.vote is None:

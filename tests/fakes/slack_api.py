@@ -1,5 +1,7 @@
 """A fake Slack Web API on 127.0.0.1: records every call, answers like Slack, and can be told to
-answer 429 (with Retry-After), 5xx or ``ok: false`` for a method."""
+answer 429 (with Retry-After), 5xx or ``ok: false`` for a method, to answer late, or to drop the
+connection before or after applying a call. Confer's posts in a thread (messages and streams) show
+in ``conversations.replies`` as they would in Slack."""
 
 import asyncio
 import contextlib
@@ -9,7 +11,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl
 
 from aiohttp import web
@@ -143,12 +145,17 @@ def _chunk_error(params: dict[str, Any]) -> str | None:
     return None
 
 
+Drop = Literal["before", "after"]  # the connection breaks before the call is applied, or after
+
+
 @dataclass
 class Scripted:
     status: int = 200
     error: str | None = None
-    retry_after: int | None = None
+    retry_after: float | None = None
     when: Callable[[dict[str, Any]], bool] | None = None  # only calls whose parameters match
+    drop: Drop | None = None  # reset the connection instead of answering
+    delay: float = 0.0  # seconds before answering (a client's time-out)
 
 
 @dataclass
@@ -172,13 +179,17 @@ class FakeSlackApi:
         *,
         status: int = 200,
         error: str | None = None,
-        retry_after: int | None = None,
+        retry_after: float | None = None,
         times: int = 1,
         when: Callable[[dict[str, Any]], bool] | None = None,
+        drop: Drop | None = None,
+        delay: float = 0.0,
     ) -> None:
         for _ in range(times):
             self._scripts[method].append(
-                Scripted(status=status, error=error, retry_after=retry_after, when=when)
+                Scripted(
+                    status=status, error=error, retry_after=retry_after, when=when, drop=drop, delay=delay
+                )
             )
 
     def _take_script(self, method: str, params: dict[str, Any]) -> Scripted | None:
@@ -254,6 +265,15 @@ class FakeSlackApi:
                 if isinstance(params.get(key), str):
                     params[key] = json.loads(params[key])
         script = self._take_script(method, params)
+        if script is not None and script.delay:
+            await asyncio.sleep(script.delay)
+        if script is not None and script.drop == "before":  # never applied, and no answer
+            self.calls.append(Call(method=method, params=params, status=0, at=time.monotonic()))
+            self._changed.set()
+            return self._drop(request)
+        dropped = script is not None and script.drop == "after"
+        if dropped:
+            script = None  # applied as Slack applies it, then the connection breaks
         if script is None and self.refuse_streams and method in STREAM_METHODS:
             script = Scripted(error=self.refuse_streams)
         if script is None and method in STREAM_METHODS:
@@ -265,6 +285,8 @@ class FakeSlackApi:
             Call(method=method, params=params, status=status, at=time.monotonic(), response=answer)
         )
         self._changed.set()
+        if dropped:  # applied, but the answer never reaches the client
+            return self._drop(request)
         if script and script.status == 429:
             return web.json_response(
                 {"ok": False, "error": "ratelimited"},
@@ -276,6 +298,19 @@ class FakeSlackApi:
         if script and script.error:
             return web.json_response({"ok": False, "error": script.error})
         return web.json_response(answer)
+
+    @staticmethod
+    def _drop(request: web.Request) -> web.Response:
+        """Reset the client's connection (a proxy or a network failure between it and Slack)."""
+        if request.transport is not None:
+            request.transport.abort()
+        return web.Response(status=500)  # never written: the connection is gone
+
+    def _show_in_thread(self, channel: str, thread_ts: str, message: dict[str, Any]) -> None:
+        """Confer's post, as ``conversations.replies`` shows it (a test may have set the thread)."""
+        self.threads.setdefault((channel, thread_ts), []).append(
+            {"type": "message", "user": BOT_USER_ID, "bot_id": "BCONFER", "thread_ts": thread_ts, **message}
+        )
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
@@ -290,10 +325,14 @@ class FakeSlackApi:
                 "is_enterprise_install": False,
             }
         if method == "chat.postMessage":
+            ts = f"1700000000.{next(self._ts):06d}"
+            if params.get("thread_ts"):
+                shown = {"ts": ts, "text": params.get("text", ""), "blocks": params.get("blocks") or []}
+                self._show_in_thread(str(params.get("channel")), str(params["thread_ts"]), shown)
             return {
                 "ok": True,
                 "channel": params.get("channel"),
-                "ts": f"1700000000.{next(self._ts):06d}",
+                "ts": ts,
                 "message": {"text": params.get("text", "")},
             }
         if method == "chat.update":
@@ -308,6 +347,14 @@ class FakeSlackApi:
         if method == "conversations.replies":
             limit = int(params.get("limit") or 1000)
             messages = self.threads.get((str(params.get("channel")), str(params.get("ts"))), [])
+            oldest = str(params.get("oldest") or "")
+            if oldest:
+                inclusive = params.get("inclusive") in (True, "true", "1", 1)
+                messages = [
+                    m
+                    for m in messages
+                    if str(m.get("ts")) > oldest or (inclusive and str(m.get("ts")) == oldest)
+                ]
             return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
         if method == "chat.startStream":
             ts = f"1700000000.{next(self._ts):06d}"
@@ -321,6 +368,7 @@ class FakeSlackApi:
             )
             self.streams[ts] = stream
             self._record_chunks(stream, params)
+            self._show_in_thread(stream.channel, stream.thread_ts, {"ts": ts, "text": ""})
             return {"ok": True, "channel": params.get("channel"), "ts": ts}
         if method in ("chat.appendStream", "chat.stopStream"):
             stream = self.streams[str(params["ts"])]

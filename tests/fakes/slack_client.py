@@ -59,7 +59,9 @@ class SignedSlack:
         event_id: str | None = None,
         ts: str | None = None,
         thread_ts: str | None = None,
+        **extra: Any,
     ) -> str:
+        """An ``app_mention`` event as Slack sends it (``extra``: bot_id, bot_profile, subtype...)."""
         self._events += 1
         event: dict[str, Any] = {
             "type": "app_mention",
@@ -71,6 +73,7 @@ class SignedSlack:
         }
         if thread_ts:
             event["thread_ts"] = thread_ts
+        event.update(extra)
         return json.dumps(
             {
                 "token": "legacy",

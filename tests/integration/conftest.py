@@ -1,5 +1,6 @@
 """Runs the real ``confer serve`` stack in-process against the fake Slack API."""
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,3 +84,15 @@ async def _harness(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIt
     if not server._stopping:
         await server.stop()
     await fake.stop()
+
+
+@contextlib.asynccontextmanager
+async def running_harness(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
+    """``_harness`` for a test that sets its own environment first; stopped even when the test fails."""
+    runs = _harness(sample_dir, monkeypatch)
+    harness = await anext(runs)
+    try:
+        yield harness
+    finally:
+        with contextlib.suppress(StopAsyncIteration):
+            await anext(runs)

@@ -4,6 +4,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from redis.asyncio import Redis
@@ -13,6 +14,7 @@ from bot.dedupe import RedisDeduplicator, build_deduplicator
 from bot.serve import build_server
 from bot.settings import SettingsError, load_settings
 from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.tcp_proxy import TcpProxy
 
 REDIS_URL = os.environ.get("CONFER_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
@@ -79,3 +81,21 @@ async def test_confer_serve_with_an_unreachable_redis_stops_with_one_clear_line(
     finally:
         await server.service.close()
         await fake.stop()
+
+
+async def test_a_redelivery_after_redis_went_away_is_still_dropped(redis_url: str) -> None:
+    """Seen while Redis was up, redelivered while it is down: this replica still knows the id."""
+    parts = urlsplit(redis_url)
+    proxy = await TcpProxy(parts.port or 6379, parts.hostname or "127.0.0.1").start()
+    dedupe = build_deduplicator(redis_url=f"redis://127.0.0.1:{proxy.port}{parts.path}", ttl=60)
+    try:
+        event_id = f"Ev{uuid.uuid4().hex}"
+        assert await dedupe.first_delivery(event_id) is True  # recorded in Redis
+        await proxy.cut()
+        assert await dedupe.first_delivery(event_id) is False  # Slack's retry during the outage
+        assert await dedupe.first_delivery(f"Ev{uuid.uuid4().hex}") is True
+        await proxy.start()  # Redis is back: what was seen in the outage is still known here
+        assert await dedupe.first_delivery(event_id) is False
+    finally:
+        await dedupe.close()
+        await proxy.stop()

@@ -1,6 +1,7 @@
 """Conversations on Slack through the real server and the fake Slack API: thread replies, mentions
 mid-thread, DMs, what is ignored, and memory across restarts and replicas (SQLite, PostgreSQL)."""
 
+import asyncio
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
@@ -10,12 +11,14 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession
 
+from bot.memory import ThreadKey
 from bot.serve import build_server
 from bot.settings import load_settings
 from tests.fakes.backends import FaultyBackend
-from tests.fakes.slack_api import BOT_USER_ID, FakeSlackApi
+from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID, FakeSlackApi
 from tests.fakes.slack_client import SignedSlack
-from tests.integration.conftest import SIGNING_SECRET, Harness, index_samples
+from tests.fakes.tcp_proxy import TcpProxy
+from tests.integration.conftest import SIGNING_SECRET, Harness, index_samples, running_harness
 
 POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -328,3 +331,52 @@ async def test_a_reply_under_an_ask_command_is_a_followup(harness: Harness) -> N
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
     followup = harness.fake.answers()[1]
     assert followup["thread_ts"] == root and "three blocks" in _answer_text(followup)
+
+
+async def test_postgres_down_a_followup_is_answered_without_memory_and_memory_returns_with_it(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL goes away mid-run: a reply in a thread Confer answered is still answered (the
+    thread shows Confer's answer), and the reply after the database is back uses memory again at
+    once (no reconnection back-off)."""
+    if not _postgres_answers():
+        pytest.skip(f"no PostgreSQL answers at {POSTGRES_URL}: an outage is not tested")
+    proxy = await TcpProxy(5432).start()
+    monkeypatch.setenv("DATABASE_URL", f"postgresql://postgres@127.0.0.1:{proxy.port}/test")
+    monkeypatch.setenv("CONFER_SLACK_PROGRESS", "edit")
+    thread = f"1703{uuid.uuid4().int % 10**6:06d}.000100"  # the database outlives the test
+    try:
+        async with running_harness(sample_dir, monkeypatch) as harness:
+            registry = harness.server.metrics.registry
+
+            def unavailable() -> float:
+                labels = {"operation": "read"}
+                return registry.get_sample_value("confer_memory_unavailable_total", labels) or 0.0
+
+            await harness.slack.mention("How long is parental leave? in:people", ts=thread)
+            await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+            memory, key = harness.server.memory, ThreadKey("slack", TEAM_ID, "C0001", thread)
+            assert memory is not None
+            for _ in range(200):  # within 10 s, the first turn is remembered with its answer
+                if [t for t in await memory.turns(key) if t.answer]:
+                    break
+                await asyncio.sleep(0.05)
+            await proxy.cut()
+            await harness.slack.message(
+                "How long is parental leave?", ts=thread.replace(".000100", ".000200"), thread_ts=thread
+            )
+            await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2, within=10)
+            assert "20 weeks" in harness.fake.answers()[1]["text"]
+            assert harness.fake.answers()[1]["thread_ts"] == thread
+            assert unavailable() >= 1
+
+            await proxy.start()  # the database is back
+            seen = unavailable()
+            await harness.slack.message(
+                "And can it be split up?", ts=thread.replace(".000100", ".000300"), thread_ts=thread
+            )
+            await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 3, within=10)
+            assert unavailable() == seen  # memory read at once
+            assert "three blocks" in _answer_text(harness.fake.answers()[2])  # understood with it
+    finally:
+        await proxy.stop()

@@ -6,6 +6,8 @@ button asks its question in the same thread."""
 import asyncio
 import json
 import logging
+import re
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -160,6 +162,39 @@ async def test_thumbs_down_opens_a_form_and_its_reason_is_kept(harness: Harness)
     assert (vote.question_id, vote.vote, vote.reason) == (question_id, "down", "outdated")
     assert vote.comment == "The policy changed in May." and "20 weeks" in vote.answer
     assert harness.server.metrics.registry.get_sample_value("confer_feedback_total", {"vote": "down"}) == 1.0
+
+
+HOSTILE = "Wrong\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x9b0m\u202eevil\rdone"
+# What must never reach the operator's terminal raw: ESC, BEL, CSI, a carriage return, an override.
+RAW_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+async def test_a_comment_with_terminal_escapes_is_stored_without_them_and_printed_escaped(
+    harness: Harness, sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer = await _ask(harness, "How long is parental leave? in:people")
+    await harness.slack.act(_feedback_click(answer, "negative"), thread_ts=THREAD, trigger_id="9.8.7")
+    await harness.fake.wait_for(lambda: bool(harness.fake.ok_calls("views.open")))
+    [opened] = harness.fake.ok_calls("views.open")
+    await harness.slack.submit_view(opened.params["view"], _form_values("wrong", HOSTILE))
+    await harness.fake.wait_for(lambda: len(harness.fake.ephemerals()) == 1)
+    assert harness.server.feedback is not None
+    [vote] = await harness.server.feedback.votes()
+    assert vote.comment == "Wrong]0;pwned[2J[31mred0mevildone"  # every control character gone
+
+    # A vote stored before comments were cleaned: printing escapes what it holds.
+    with sqlite3.connect(sample_dir / ".confer/feedback.sqlite") as db:
+        db.execute("UPDATE confer_feedback_votes SET comment = ?, answer = ?", (HOSTILE, HOSTILE))
+    capsys.readouterr()
+    assert await _confer(["feedback"]) == 0
+    printed = capsys.readouterr().out
+    assert not RAW_CONTROLS.search(printed)
+    assert "reason: wrong: Wrong\\x1b]0;pwned\\x07\\x1b[2J" in printed
+    assert "\\x9b0m\\u202eevil\\rdone" in printed
+    assert await _confer(["feedback", "--json"]) == 0
+    listed = capsys.readouterr().out
+    assert not RAW_CONTROLS.search(listed)
+    assert [v["comment"] for v in json.loads(listed)["votes"]] == [HOSTILE]  # the same value, escaped
 
 
 @pytest.mark.parametrize("database", ["sqlite", "postgresql"])

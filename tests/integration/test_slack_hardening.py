@@ -5,15 +5,18 @@ import json
 import logging
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 
 from bot import messages
 from bot.serve import build_server
+from bot.settings import SettingsError, load_settings
 from retrieval.collections import load_collections
 from retrieval.ingest.pipeline import index_collection
-from tests.integration.conftest import Harness
+from tests.fakes.slack_api import FakeSlackApi
+from tests.integration.conftest import Harness, running_harness
 
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
@@ -148,14 +151,25 @@ async def test_a_mention_whose_thread_cannot_be_posted_tells_the_asker(harness: 
 
 
 async def test_a_response_url_that_is_not_slacks_is_never_called(harness: Harness) -> None:
-    harness.slack.response_url = "http://169.254.169.254/latest/meta-data"
-    harness.fake.script("chat.postMessage", error="channel_not_found")
-    await harness.slack.command("in:people How much is the home office budget?", channel="D0DIRECT")
-    registry = harness.server.metrics.registry
-    told = {"surface": "command", "told": "none"}
-    await harness.fake.wait_for(
-        lambda: registry.get_sample_value("confer_questions_undelivered_total", told) == 1.0
-    )
+    # A host that records every request and would answer 200: the configured Web API's host but
+    # another port, so only the allow-list stands between the forged response_url and a request.
+    elsewhere = await FakeSlackApi().start()
+    try:
+        harness.slack.response_url = elsewhere.response_url
+        harness.fake.script("chat.postMessage", error="channel_not_found")
+        await harness.slack.command("in:people How much is the home office budget?", channel="D0DIRECT")
+        registry = harness.server.metrics.registry
+
+        def told(how: str) -> float:
+            labels = {"surface": "command", "told": how}
+            return registry.get_sample_value("confer_questions_undelivered_total", labels) or 0.0
+
+        await harness.fake.wait_for(lambda: told("none") + told("response_url") == 1.0)
+        assert elsewhere.calls == []
+        assert told("none") == 1.0
+        assert harness.fake.responses() == []
+    finally:
+        await elsewhere.stop()
 
 
 async def test_no_auto_linkable_address_from_a_document_is_posted(harness: Harness, sample_dir: Path) -> None:
@@ -210,3 +224,79 @@ async def test_serve_on_an_empty_data_dir_says_what_to_run_and_is_not_ready(
             assert response.status == 503
     finally:
         await server.stop()
+
+
+async def test_mentions_sent_by_bots_are_ignored_unless_the_bot_is_allowed(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two Confer instances, or any echo bot, must not answer each other in a loop: a mention from
+    a bot or an app is ignored, whatever shape it comes in, unless CONFER_SLACK_ALLOWED_BOTS names it."""
+    monkeypatch.setenv("CONFER_SLACK_PROGRESS", "edit")
+    monkeypatch.setenv("CONFER_SLACK_ALLOWED_BOTS", "B0FRIEND, A0FRIENDAPP")
+    async with running_harness(sample_dir, monkeypatch) as harness:
+        echo = {"id": "B0ECHO", "app_id": "A0ECHO", "name": "echo"}
+        shapes: list[tuple[str, dict[str, Any]]] = [
+            ("U0ECHOBOT", {"bot_id": "B0ECHO", "bot_profile": echo}),  # an app's bot user
+            ("U0ECHOBOT", {"bot_profile": echo}),
+            ("", {"subtype": "bot_message", "bot_id": "B0ECHO"}),  # a legacy integration
+            ("", {"subtype": "bot_message"}),
+        ]
+        for n, (user, shape) in enumerate(shapes):
+            await harness.slack.mention(
+                "How long is parental leave?", ts=f"1700000100.00000{n}", user=user, **shape
+            )
+        friend = {"id": "B0OTHER", "app_id": "A0FRIENDAPP", "name": "friend"}
+        await harness.slack.mention(
+            "What is the rate limit for Growth accounts?",
+            ts="1700000200.000001",
+            user="U0FRIENDBOT",
+            bot_id="B0OTHER",
+            bot_profile=friend,
+        )
+        await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+        await harness.server.acks.flush(2)
+        await harness.server.scheduler.drain(5)
+        assert [p["thread_ts"] for p in harness.fake.posts()] == ["1700000200.000001"] * 2  # status, answer
+        assert harness.fake.ephemerals() == []
+        assert all("parental" not in query for _, query in harness.backend.searches)
+
+
+def test_the_bot_allow_list_takes_slack_ids_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFER_SLACK_ALLOWED_BOTS", "B0FRIEND,,A0APP ")
+    assert load_settings(env_file=None).slack_allowed_bots == {"B0FRIEND", "A0APP"}
+    monkeypatch.setenv("CONFER_SLACK_ALLOWED_BOTS", "B0FRIEND,U0PERSON")
+    with pytest.raises(SettingsError, match=r"CONFER_SLACK_ALLOWED_BOTS: .*U0PERSON"):
+        load_settings(env_file=None)
+    monkeypatch.delenv("CONFER_SLACK_ALLOWED_BOTS")
+    assert load_settings(env_file=None).slack_allowed_bots == frozenset()
+
+
+def _answer_post(params: dict[str, Any]) -> bool:
+    return bool(params.get("blocks"))
+
+
+@pytest.mark.parametrize("drop", ["after", "before"])
+async def test_a_connection_lost_around_the_answer_post_leaves_exactly_one_answer(
+    harness: Harness, drop: str
+) -> None:
+    """``after``: Slack applied the post and the connection broke before its answer came back (a
+    blind resend posts the answer twice); ``before``: it never reached Slack (it must still land)."""
+    harness.fake.script("chat.postMessage", drop=drop, when=_answer_post)  # type: ignore[arg-type]
+    await harness.slack.mention("in:people How long is parental leave?", ts="1700000300.000001")
+    [status_ts] = await _status_posted(harness)
+    await harness.fake.wait_for(lambda: "Done in" in (harness.fake.updates(status_ts) or [""])[-1])
+    await harness.server.scheduler.drain(5)
+    shown = harness.fake.threads[("C0001", "1700000300.000001")]
+    answers = [m for m in shown if m.get("blocks")]
+    assert len(answers) == 1 and "20 weeks" in answers[0]["text"]
+    assert [m["ts"] for m in shown] == sorted(m["ts"] for m in shown)  # the status above the answer
+    assert harness.fake.ephemerals() == []
+    assert not any(
+        text in (messages.UNEXPECTED, messages.STATUS_POST_FAILED, messages.STATUS_UNEXPECTED)
+        for text in [m["text"] for m in shown] + harness.fake.updates(status_ts)
+    )
+
+
+async def _status_posted(harness: Harness) -> list[str]:
+    await harness.fake.wait_for(lambda: bool(harness.fake.status_messages()))
+    return harness.fake.status_messages()

@@ -2,6 +2,7 @@
 into the real Bolt app; the fake Web API records every stream chunk and can refuse the methods."""
 
 import functools
+import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -9,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from bot import messages
 from bot.slack.mrkdwn import ZERO_WIDTH
-from tests.fakes.llm_api import FakeLLM
+from tests.fakes.llm_api import FakeLLM, Reply
 from tests.fakes.slack_api import TEAM_ID, FakeSlackApi, Stream
-from tests.integration.conftest import Harness, _harness
+from tests.integration.conftest import Harness, _harness, running_harness
 
 CITATION = re.compile(r"\[(\d+)\]")
 ORDER = ["product", "people", "security", "engineering"]  # planned the other way round
@@ -150,6 +152,66 @@ async def test_a_429_on_an_append_is_waited_out_and_every_task_still_ends_final(
     assert (
         registry.get_sample_value("confer_slack_rate_limited_total", {"method": "chat.appendStream"}) == 1.0
     )
+
+
+async def test_an_answer_append_that_keeps_answering_429_gives_up_and_posts_the_answer(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model still writing suggestions: the answer's text is appended before the stream stops.
+    An append that answers 429 every time is tried a bounded number of times, then the answer is
+    posted as a message instead of the question hanging."""
+    llm = await FakeLLM().start()
+    llm.script("suggest", Reply(content=json.dumps({"questions": []}), delay=1.0))
+    monkeypatch.setenv("LLM_BASE_URL", llm.url)
+    monkeypatch.setenv("LLM_API_KEY", "sk-test")
+    monkeypatch.setenv("LLM_MODEL", "fake-model")
+
+    def answer_text(params: dict[str, Any]) -> bool:
+        return any(c.get("type") == "markdown_text" for c in params.get("chunks") or [])
+
+    try:
+        async with running_harness(sample_dir, monkeypatch) as harness:
+            harness.fake.script(
+                "chat.appendStream", status=429, retry_after=0.05, times=1000, when=answer_text
+            )
+            await harness.slack.mention("in:people how long is parental leave?")
+            await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1, within=10)
+            assert "20 weeks" in harness.fake.answers()[0]["text"]
+            limited = [c for c in harness.fake.calls if c.status == 429]
+            assert all(c.method == "chat.appendStream" for c in limited) and len(limited) == 4
+            await harness.fake.wait_for(lambda: all(s.stopped for s in harness.fake.streams.values()))
+    finally:
+        await llm.stop()
+
+
+def _visible_answers(harness: Harness, thread: str) -> int:
+    """Answers a person sees in ``thread``: finished streams showing the answer, posted answers."""
+    streamed = [s for s in harness.fake.finished_streams() if s.thread_ts == thread and "20 weeks" in s.text]
+    posted = [a for a in harness.fake.answers() if a.get("thread_ts") == thread]
+    return len(streamed) + len(posted)
+
+
+@pytest.mark.parametrize(("drop", "times"), [("after", 1), ("before", 1), ("before", 2)])
+async def test_a_connection_lost_at_the_stop_shows_the_answer_once_and_no_error(
+    stream_harness: Harness, drop: str, times: int
+) -> None:
+    """``after``: Slack stopped the stream (the answer shows) and the connection broke before its
+    answer came back; ``before``: the stop never reached Slack (twice: Slack cannot be asked)."""
+    harness = stream_harness
+    thread = "1700000400.000001"
+    harness.fake.script("chat.stopStream", drop=drop, times=times)  # type: ignore[arg-type]
+    await harness.slack.mention("in:people how long is parental leave?", ts=thread)
+    await harness.fake.wait_for(lambda: _visible_answers(harness, thread) >= 1)
+    await harness.server.scheduler.drain(5)
+    assert _visible_answers(harness, thread) == 1
+    assert all(s.stopped for s in harness.fake.streams.values())  # nothing left streaming
+    said = [p["text"] for p in harness.fake.posts()] + [e["text"] for e in harness.fake.ephemerals()]
+    assert not any(text in (messages.UNEXPECTED, messages.NOT_POSTED) for text in said)
+    titles = [
+        c["title"] for s in harness.fake.streams.values() for c in s.chunks if c["type"] == "plan_update"
+    ]
+    status_texts = titles + [u for ts in harness.fake.status_messages() for u in harness.fake.updates(ts)]
+    assert not any(t.startswith("⚠️") for t in status_texts)
 
 
 async def test_nothing_in_any_chunk_can_ping_link_or_format(

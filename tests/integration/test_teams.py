@@ -4,26 +4,33 @@ and edits recorded by a fake Bot Framework connector (the activities' ``serviceU
 import base64
 import json
 import re
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
 from aiohttp import ClientSession
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt import PyJWK
+from jwt.algorithms import RSAAlgorithm
+from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration, JwtTokenValidator
 
 from bot import messages
 from bot.serve import ConferServer, build_server
 from bot.settings import SettingsError, load_settings
 from retrieval.collections import ChannelPolicy
 from tests.fakes.backends import FaultyBackend
-from tests.fakes.bot_connector import USER_ID, ConnectorCall, FakeBotConnector
+from tests.fakes.bot_connector import TENANT_ID, USER_ID, ConnectorCall, FakeBotConnector
 from tests.fakes.llm_api import FakeLLM, Reply
 from tests.integration.conftest import index_samples
 
 CITATION = re.compile(r"\[(\d+)\]")
 CHANNEL = "19:channel-1@thread.tacv2"
 QUESTION_CONVERSATION = f"{CHANNEL};messageid=question-1"
+APP_ID = "11111111-2222-3333-4444-555555555555"
 
 
 @dataclass
@@ -327,14 +334,15 @@ async def test_a_vote_on_an_answer_card_is_kept_with_the_answer_and_thanked_priv
     assert card is not None
     [form] = [a["card"] for a in card["actions"] if a["type"] == "Action.ShowCard"]
     down = form["actions"][0]["data"]  # what Send carries, with the form's inputs merged in
-    value = {**down, "confer_reason": "outdated", "confer_comment": "Changed in May."}
+    hostile = "Changed\x1b]0;pwned\x07\x1b[2J in May.\u202e"  # a terminal's escapes, an override
+    value = {**down, "confer_reason": "outdated", "confer_comment": hostile}
     vote = teams.connector.message("", activity_id="vote-2", mention=False, value=value)
     assert await teams.post(vote) == 202
     await teams.connector.wait_for(lambda: bool(teams.connector.ok("create_conversation")))
     assert teams.server.feedback is not None
     [stored] = await teams.server.feedback.votes()
     assert (stored.vote, stored.question_id, stored.platform) == ("down", down["answer"], "teams")
-    assert (stored.reason, stored.comment) == ("outdated", "Changed in May.")
+    assert (stored.reason, stored.comment) == ("outdated", "Changed]0;pwned[2J in May.")  # inert text
     assert "20 weeks" in stored.answer and stored.collections == ("people",) and stored.passage_ids
     await teams.connector.wait_for(lambda: any(c.body.get("text") for c in teams.connector.ok("send")))
     thanks = [c.body["text"] for c in teams.connector.ok("send") if c.body.get("text")]
@@ -392,6 +400,83 @@ async def test_with_credentials_a_missing_or_bad_token_gets_401_and_nothing_is_p
         assert await harness.post(activity, {"Authorization": "Bearer not-a-jwt"}) == 401
         assert await harness.post(activity, {"Authorization": f"Bearer {forged}"}) == 401
         assert await harness.post(activity, {"Authorization": "Basic dXNlcjpwYXNz"}) == 401
+        await harness.server.scheduler.drain(2)
+        assert harness.connector.calls == []
+        assert harness.backend.searches == []
+    finally:
+        await _stop(harness)
+
+
+class LocalKeyValidator(JwtTokenValidator):  # type: ignore[misc]  # an untyped package
+    """The SDK's validator (signature, lifetime, audience) with Microsoft's signing-key endpoint
+    replaced by a local key: the one boundary a test on this machine cannot reach."""
+
+    def __init__(self, configuration: AgentAuthConfiguration, key: PyJWK) -> None:
+        super().__init__(configuration)
+        self._key = key
+
+    async def _get_public_key_or_secret(self, token: str) -> PyJWK:
+        return self._key
+
+
+def _signing_key() -> tuple[rsa.RSAPrivateKey, PyJWK]:
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    public = json.loads(RSAAlgorithm.to_jwk(private.public_key()))
+    return private, PyJWK.from_dict({**public, "alg": "RS256", "kid": "test"})
+
+
+def _bearer(private: rsa.RSAPrivateKey, **claims: Any) -> dict[str, str]:
+    now = int(time.time())
+    payload = {"iss": "https://api.botframework.com", "aud": APP_ID, "nbf": now, "exp": now + 600, **claims}
+    return {
+        "Authorization": "Bearer " + jwt.encode(payload, private, algorithm="RS256", headers={"kid": "test"})
+    }
+
+
+async def test_a_valid_token_is_accepted_only_for_its_own_service_url_and_the_configured_tenant(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token replayed with another ``serviceUrl`` would make Confer send its replies, with its own
+    credentials, wherever the activity says: the token's ``serviceurl`` claim must match, and the
+    activity must come from the tenant Confer is configured for."""
+    prefix = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
+    harness = await _start(
+        sample_dir,
+        monkeypatch,
+        **{
+            f"{prefix}CLIENTID": APP_ID,
+            f"{prefix}CLIENTSECRET": "a-test-client-secret-value",
+            f"{prefix}TENANTID": TENANT_ID,
+        },
+    )
+    teams = harness.server.teams
+    assert teams is not None and teams.auth is not None
+    private, public = _signing_key()
+    teams.validator = LocalKeyValidator(teams.auth, public)
+    try:
+        quiet = harness.connector.message("hello", mention=False)  # in a channel, to nobody: no reply
+        token = _bearer(private, serviceurl=harness.connector.url)
+        assert await harness.post(quiet, token) == 202  # verified and bound: accepted
+        assert await harness.post(quiet, _bearer(private, serviceurl="https://attacker.example/")) == 401
+        assert await harness.post(quiet, _bearer(private)) == 401  # no serviceurl claim
+        other = "00000000-0000-0000-0000-0000000000bb"
+        elsewhere = {
+            **quiet,
+            "conversation": {**quiet["conversation"], "tenantId": other},
+            "channelData": {"tenant": {"id": other}},
+        }
+        assert await harness.post(elsewhere, token) == 401
+        untold = {
+            **quiet,
+            "conversation": {k: v for k, v in quiet["conversation"].items() if k != "tenantId"},
+        }
+        untold.pop("channelData")
+        assert await harness.post(untold, token) == 401
+        replayed = {
+            **harness.connector.message("how long is parental leave?"),
+            "serviceUrl": "https://attacker.example/",
+        }
+        assert await harness.post(replayed, token) == 401
         await harness.server.scheduler.drain(2)
         assert harness.connector.calls == []
         assert harness.backend.searches == []

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.memory import MAX_TURNS, MemoryUnavailableError, ThreadKey, ThreadMemory, Turn, build_thread_memory
+from tests.fakes.tcp_proxy import TcpProxy
 
 POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -217,3 +218,28 @@ async def test_conversations_without_a_reachable_memory_go_on_and_count_it() -> 
         assert metrics.memory_unavailable.labels("read")._value.get() == 1
     finally:
         await memory.close()
+
+
+async def test_memory_postgres_back_after_an_outage_is_used_by_the_very_next_call() -> None:
+    """Reconnection on demand: while PostgreSQL is down every call fails at once (it waits for no
+    pool); the first call after it is back succeeds (no reconnection back-off: a pool that kept
+    connections went on failing for seconds after a few seconds' outage)."""
+    if not _postgres_answers():
+        pytest.skip(f"no PostgreSQL answers at {POSTGRES_URL}: an outage is not tested")
+    proxy = await TcpProxy(5432).start()
+    url = f"postgresql://postgres@127.0.0.1:{proxy.port}/test"
+    memory = await build_thread_memory(data_dir=Path("/nonexistent"), database_url=url, ttl_days=30)
+    try:
+        key = _key()
+        await memory.remember(key, _turn(1))
+        await proxy.cut()
+        for _ in range(4):  # a busy outage: replies keep coming in
+            failed = await asyncio.gather(*(memory.turns(key) for _ in range(4)), return_exceptions=True)
+            assert all(isinstance(f, MemoryUnavailableError) for f in failed)
+        await proxy.start()
+        assert len(await memory.turns(key)) == 1
+        await memory.remember(key, _turn(2))
+        assert len(await memory.turns(key)) == 2
+    finally:
+        await memory.close()
+        await proxy.stop()
