@@ -619,10 +619,8 @@ async def _run(
     results = []
     try:
         for number, item in enumerate(questions, 1):
-            t0 = time.perf_counter()
             asked = await ask_in_conversation(service, conversations, item, number)
-            answer = asked.answer
-            seconds = time.perf_counter() - t0
+            answer, seconds = asked.answer, asked.seconds
             one_index = await backend.search(everything, item.question, limit=max(KS))
             if words is not None:
                 baseline = await words.search(everything, item.question, limit=max(KS))
@@ -691,6 +689,7 @@ class Asked:
 
     answer: Answer
     searched: str
+    seconds: float  # the question itself, without its earlier turns
     understood: str = "as_asked"
     earlier_turns: int = 0
 
@@ -702,17 +701,21 @@ async def ask_in_conversation(
     its own, as the terminal and the bots do (each turn prepared from the thread's memory,
     answered, remembered)."""
     if not item.user_turns:
+        t0 = time.perf_counter()
         question = service.make_question(item.as_asked)
-        return Asked(await service.answer(question, surface="cli"), question.text)
+        answer = await service.answer(question, surface="cli")
+        return Asked(answer, question.text, time.perf_counter() - t0)
     key = ThreadKey("eval", "eval", "questions", f"{number}:{item.id}")
     try:
         for text in item.user_turns:
             earlier = await conversations.prepare(service, key, text)
             await conversations.remember(key, earlier, await service.answer(earlier.question, surface="cli"))
         turns = len(await conversations.history(key))
+        t0 = time.perf_counter()
         prepared = await conversations.prepare(service, key, item.as_asked)
         answer = await service.answer(prepared.question, surface="cli")
-        return Asked(answer, prepared.question.text, prepared.standalone.how, turns)
+        seconds = time.perf_counter() - t0
+        return Asked(answer, prepared.question.text, seconds, prepared.standalone.how, turns)
     finally:
         await conversations.forget(key)
 
