@@ -45,5 +45,14 @@ playground: $(RUNTIME)
 bench: $(DEV)
 	$(BIN)/python -m bench
 
+# The eval sets (docs/evaluation.md): employee questions over samples/, and orgdocs when this
+# checkout has ../shared/datasets beside it; one report folder each under eval-results/.
+EVAL_SETS ?= evals/samples $(wildcard ../shared/datasets/orgdocs)
+eval: $(DEV)
+	@for set in $(EVAL_SETS); do \
+		echo "confer eval $$set"; \
+		$(BIN)/confer eval $$set --out eval-results/$$(basename $$set) || exit 1; \
+	done
+
 clean:
 	rm -rf $(VENV) .confer .mypy_cache .pytest_cache .ruff_cache bench-results

@@ -380,6 +380,7 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
                 "not_found",
                 "verdicts",
                 "faithfulness",
+                "followups",
             )
         }
         sys.stdout.write(json.dumps(summary) + "\n")

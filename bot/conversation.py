@@ -18,7 +18,7 @@ from bot.errors import ChatCallError
 from bot.feedback import AnswerRecord, FeedbackDesk, new_question_id
 from bot.memory import ThreadKey
 from bot.progress import Phase, Row, StatusSink, StatusState, StatusWriter
-from bot.render import AnswerFooter, plain_answer
+from bot.render import AnswerFooter, plain_answer, takes_votes
 from bot.scheduler import QuestionScheduler
 from bot.service import QuestionTimeoutError, ResearchService, Surface
 from graph.events import BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent
@@ -248,11 +248,11 @@ async def answer_footer(
     key: ThreadKey | None,
     feedback: FeedbackDesk | None,
 ) -> AnswerFooter:
-    """What goes under the answer before its suggested follow-ups: a new question id; for a found
-    answer, where votes can be kept, its record is kept under that id before the buttons carrying
-    it are posted."""
+    """What goes under the answer before its suggested follow-ups: a new question id; for an answer
+    people can vote on ("not found" included), where votes can be kept, its record is kept under
+    that id before the buttons carrying it are posted."""
     question_id = new_question_id()  # also names the footer's blocks, unique per message
-    if feedback is None or key is None or not answer.found:
+    if feedback is None or key is None or not takes_votes(answer):
         return AnswerFooter(question_id=question_id)
     await feedback.keep_answer(
         AnswerRecord(

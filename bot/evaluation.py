@@ -1,6 +1,12 @@
 """``confer eval``: retrieval, routing, citation, answer and latency metrics on a benchmark
 directory (``collections.yaml`` plus ``questions_<split>.jsonl``), against one BM25 index over the
-whole corpus in the same run."""
+whole corpus in the same run.
+
+Gold is given by passage (``gold_ids``) or by document (``gold_sources``: paths a passage's source
+name ends with, for sets written by hand, whose passage ids change whenever a document does); a
+question with neither is unanswerable and scored on saying "not found". A question with a
+``history`` is asked after its earlier user turns, in one conversation, as the bots and the
+terminal ask a follow-up."""
 
 import json
 import re
@@ -18,9 +24,12 @@ from typing import Any
 from bot.app import build_backend, build_service
 from bot.errors import DatasetError
 from bot.faithfulness import KINDS, build_suite, grade
+from bot.memory import ThreadKey, build_local_memory
 from bot.metrics import build_metrics
 from bot.render import plain_answer
+from bot.service import ResearchService
 from bot.settings import ConferSettings
+from bot.threads import Conversations, answer_text
 from graph.citations import is_supported
 from graph.models import Answer, ResearchRound
 from retrieval.backends import SearchBackend
@@ -30,6 +39,7 @@ from retrieval.errors import DocumentLoadError
 from retrieval.ingest.chunker import chunk_document
 from retrieval.ingest.loaders import load_file
 from retrieval.ingest.pipeline import index_collection, source_name
+from retrieval.language import content_words, stem_in
 from retrieval.passages import CollectionStats, Passage, SyncStats
 
 KS = (2, 5, 10)
@@ -44,6 +54,24 @@ class EvalQuestion:
     answers: tuple[str, ...]
     gold_ids: tuple[str, ...]
     gold_collections: tuple[str, ...]
+    gold_sources: tuple[str, ...] = ()  # answering documents, as paths their source names end with
+    history: tuple[tuple[str, str], ...] = ()  # earlier turns: (role "user" | "agent", text)
+    reference: str = ""  # the reference answer (a few sentences in orgdocs; a fact in the samples)
+    asked: str = ""  # the question as asked, when ``question`` is the dataset's standalone rewrite
+
+    @property
+    def has_gold(self) -> bool:
+        return bool(self.gold_ids or self.gold_sources)
+
+    @property
+    def as_asked(self) -> str:
+        """What a person typed: the original turn when the dataset rewrote it, else the question."""
+        return self.asked if self.asked and self.history else self.question
+
+    @property
+    def user_turns(self) -> list[str]:
+        """The earlier turns Confer is asked again (its own answers stand in for the agent's)."""
+        return [text for role, text in self.history if role == "user" and text.strip()]
 
 
 @dataclass
@@ -65,6 +93,20 @@ class QuestionResult:
     verdict: bool | None = None  # a yes/no comparison's derived verdict (graph.verdict), if any
     choice: str = ""  # a "which came first" comparison's derived choice (graph.verdict), if any
     hybrid_ranked: list[str] = field(default_factory=list)  # one index, by words and meaning
+    # The source names of the passages above, in the same order (document-level gold).
+    ranked_sources: list[str] = field(default_factory=list)
+    baseline_sources: list[str] = field(default_factory=list)
+    hybrid_sources: list[str] = field(default_factory=list)
+    cited_sources: list[str] = field(default_factory=list)  # one per citation
+    sections: list[str] = field(default_factory=list)  # the answer's sections' collections
+    searched: str = ""  # the standalone question Confer researched (a follow-up's rewrite)
+    understood: str = "as_asked"  # how a follow-up became that question (graph.followup)
+    earlier_turns: int = 0  # the turns its conversation held when it was asked
+    # The dataset's standalone rewrite asked alone, for follow-ups that have one (else ``None``).
+    standalone_ranked: list[str] | None = None
+    standalone_sources: list[str] = field(default_factory=list)
+    answer_sentences: str = ""  # the answer's sentences alone (no collection titles), when found
+    reply: str = ""  # what was posted, "not found" replies included
 
 
 def load_questions(dataset: Path, split: str) -> list[EvalQuestion]:
@@ -85,6 +127,10 @@ def load_questions(dataset: Path, split: str) -> list[EvalQuestion]:
                     answers=tuple(raw.get("answers") or [raw["answer"]]),
                     gold_ids=tuple(raw["gold_ids"]),
                     gold_collections=tuple(raw.get("gold_collections", ())),
+                    gold_sources=tuple(str(s) for s in raw.get("gold_sources") or ()),
+                    history=tuple((str(t["role"]), str(t["text"])) for t in raw.get("history") or ()),
+                    reference=str(raw.get("answer") or ""),
+                    asked=str(raw.get("original_question") or ""),
                 )
             )
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
@@ -127,50 +173,101 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(statistics.mean(values), 4) if values else None
 
 
+def is_gold_source(source: str, gold: str) -> bool:
+    """A passage's source name is a gold document: the same path, or one ending with it (names of
+    files outside the collections file's folder are absolute paths)."""
+    return source == gold or source.endswith("/" + gold.lstrip("/"))
+
+
+def gold_recall(ids: Sequence[str], sources: Sequence[str], question: EvalQuestion, k: int) -> float:
+    """Share of the question's gold found in the first ``k`` passages: gold passages when the
+    question names them, else gold documents (one passage of a document counts for it)."""
+    if question.gold_ids:
+        return _recall(ids, question.gold_ids, k)
+    golds = set(question.gold_sources)
+    found = {g for g in golds if any(is_gold_source(s, g) for s in sources[:k])}
+    return len(found) / len(golds) if golds else 0.0
+
+
+def _is_gold(passage_id: str, source: str, question: EvalQuestion) -> bool:
+    if question.gold_ids:
+        return passage_id in question.gold_ids
+    return any(is_gold_source(source, g) for g in question.gold_sources)
+
+
+def token_recall(answer: str, reference: str) -> float | None:
+    """Share of the reference answer's content words (Snowball stems, function words left out)
+    that Confer's answer contains; ``None`` without a reference."""
+    wanted = {stem_in(w) for w in content_words(reference)}
+    if not wanted:
+        return None
+    given = {stem_in(w) for w in content_words(answer)}
+    return len(wanted & given) / len(wanted)
+
+
+def _right(result: QuestionResult) -> bool:
+    return any(
+        normalize_answer(a) and normalize_answer(a) in normalize_answer(result.answer_text)
+        for a in result.question.answers
+    )
+
+
+_CONFER_ONLY = (
+    "routing_recall",
+    "collections_per_question",
+    "gold_cited",
+    "citation_validity",
+    "supported_sentences",
+    "answer_contains",
+    "token_recall",
+    "answers_citing_gold",
+    "cited_from_gold",
+    "unrelated_sections",
+    "said_not_found_unanswerable",
+    "wrongly_not_found_answerable",
+    "p50_seconds",
+    "p95_seconds",
+)
+
+
 def summarize(
     results: Sequence[QuestionResult], *, baseline: bool, with_model: bool, hybrid: bool = False
 ) -> dict[str, Any]:
     """One ``M`` of the ``--json`` contract, for Confer or for a one-index baseline (by words, or
-    with ``hybrid`` by words and meaning). Recall counts the questions that have gold passages."""
+    with ``hybrid`` by words and meaning). Recall, routing and gold cited count the questions that
+    have gold (passages or documents); questions without gold count in "said not found"."""
 
-    def ranked(r: QuestionResult) -> list[str]:
+    def ranked(r: QuestionResult) -> tuple[list[str], list[str]]:
         if baseline:
-            return r.hybrid_ranked if hybrid else r.baseline_ranked
-        return r.ranked
+            return (r.hybrid_ranked, r.hybrid_sources) if hybrid else (r.baseline_ranked, r.baseline_sources)
+        return r.ranked, r.ranked_sources
 
-    answerable = [r for r in results if r.question.gold_ids]
+    answerable = [r for r in results if r.question.has_gold]
     metrics: dict[str, Any] = {
-        f"recall_at_{k}": _mean([_recall(ranked(r), r.question.gold_ids, k) for r in answerable]) for k in KS
+        f"recall_at_{k}": _mean([gold_recall(*ranked(r), r.question, k) for r in answerable]) for k in KS
     }
     if baseline:
-        metrics.update(
-            {
-                name: None
-                for name in (
-                    "routing_recall",
-                    "collections_per_question",
-                    "gold_cited",
-                    "citation_validity",
-                    "supported_sentences",
-                    "answer_contains",
-                    "p50_seconds",
-                    "p95_seconds",
-                )
-            }
-        )
+        metrics.update(dict.fromkeys(_CONFER_ONLY))
         return metrics
     sentences = sum(r.sentences for r in results)
     seconds = [r.seconds for r in results]
     p50, p95 = _percentile(seconds, 0.5), _percentile(seconds, 0.95)
+    answered = [r for r in answerable if r.found]
+    cited = [
+        _is_gold(pid, source, r.question)
+        for r in answered
+        for pid, source in zip(r.cited, r.cited_sources, strict=True)
+    ]
     metrics.update(
         {
             "routing_recall": _mean(
                 [float(set(r.question.gold_collections) <= set(r.chosen)) for r in answerable]
             ),
             "collections_per_question": _mean([float(len(r.chosen)) for r in results]),
+            # share of each question's gold (passages, or documents) that its answer cites
             "gold_cited": _mean(
                 [
-                    len(set(r.cited) & set(r.question.gold_ids)) / len(set(r.question.gold_ids))
+                    gold_recall(r.cited, r.cited_sources, r.question, len(r.cited)) if r.cited else 0.0
                     for r in answerable
                 ]
             ),
@@ -178,17 +275,40 @@ def summarize(
             "supported_sentences": round(sum(r.supported for r in results) / sentences, 4)
             if sentences
             else None,
+            # questions with a short gold answer; a "not found" reply counts as a miss
             "answer_contains": _mean(
+                [float(_right(r)) for r in results if any(normalize_answer(a) for a in r.question.answers)]
+            ),
+            "token_recall": _mean(
                 [
-                    float(
-                        any(
-                            normalize_answer(a) and normalize_answer(a) in normalize_answer(r.answer_text)
-                            for a in r.question.answers
-                        )
-                    )
+                    t
                     for r in results
+                    if (t := token_recall(r.answer_sentences, r.question.reference)) is not None
                 ]
             ),
+            # answers to answerable questions that cite at least one gold passage / document
+            "answers_citing_gold": _mean(
+                [
+                    float(
+                        any(_is_gold(p, s, r.question) for p, s in zip(r.cited, r.cited_sources, strict=True))
+                    )
+                    for r in answered
+                ]
+            ),
+            # cited passages (of those answers) that are gold passages / from a gold document
+            "cited_from_gold": _mean([float(c) for c in cited]),
+            # answers with a section for a collection the question's gold is not in
+            "unrelated_sections": _mean(
+                [
+                    float(any(c and c not in r.question.gold_collections for c in r.sections))
+                    for r in answered
+                    if r.question.gold_collections
+                ]
+            ),
+            "said_not_found_unanswerable": _mean(
+                [float(not r.found) for r in results if not r.question.has_gold]
+            ),
+            "wrongly_not_found_answerable": _mean([float(not r.found) for r in answerable]),
             "p50_seconds": round(p50, 4) if p50 is not None else None,
             "p95_seconds": round(p95, 4) if p95 is not None else None,
         }
@@ -288,14 +408,23 @@ async def evaluate(
 
 
 class EvidenceHidingBackend:
-    """A search backend that never returns the passages in ``hidden``: a question's supporting
-    paragraphs removed from the corpus, while the topically close ones stay. Each search asks for
-    ``len(hidden)`` more hits, so the ranking below them is what the smaller corpus would give
-    (BM25 statistics still count the hidden passages; a small effect on a corpus of thousands)."""
+    """A search backend that never returns the passages in ``hidden`` nor those of the documents in
+    ``hidden_sources``: a question's supporting paragraphs removed from the corpus, while the
+    topically close ones stay. Each search asks for ``HIDDEN_MARGIN`` more hits per hidden passage
+    or document, so the ranking below them is what the smaller corpus would give (BM25 statistics
+    still count the hidden passages; a small effect on a corpus of thousands)."""
+
+    HIDDEN_MARGIN = 4  # hits asked for beyond the limit per hidden document (it has several passages)
 
     def __init__(self, backend: SearchBackend) -> None:
         self._backend = backend
         self.hidden: frozenset[str] = frozenset()
+        self.hidden_sources: frozenset[str] = frozenset()
+
+    def _shown(self, passage: Passage) -> bool:
+        return passage.id not in self.hidden and not any(
+            is_gold_source(passage.source, g) for g in self.hidden_sources
+        )
 
     @property
     def name(self) -> str:
@@ -311,10 +440,11 @@ class EvidenceHidingBackend:
         meaning: str | None = None,
         corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
+        extra = len(self.hidden) + self.HIDDEN_MARGIN * len(self.hidden_sources)
         hits = await self._backend.search(
-            collection, query, limit=limit + len(self.hidden), broad=broad, meaning=meaning, corpus=corpus
+            collection, query, limit=limit + extra, broad=broad, meaning=meaning, corpus=corpus
         )
-        return [p for p in hits if p.id not in self.hidden][:limit]
+        return [p for p in hits if self._shown(p)][:limit]
 
     async def probe(
         self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
@@ -351,16 +481,21 @@ async def _run_without_evidence(
     config: CollectionsConfig,
     backend: SearchBackend,
     settings: ConferSettings,
-) -> list[bool]:
-    """The not-found suite: each question asked again with its gold paragraphs hidden; ``True``
-    where Confer (rightly) said it found nothing that answers."""
+) -> list[bool | None]:
+    """The not-found suite: each question that has gold asked again with its gold paragraphs (or
+    documents) hidden; ``True`` where Confer (rightly) said it found nothing that answers, ``None``
+    for a question without gold (it is already one without evidence)."""
     hiding = EvidenceHidingBackend(backend)
     metrics = build_metrics()
     service = build_service(settings, config=config, backend=hiding, metrics=metrics)
-    said_not_found = []
+    said_not_found: list[bool | None] = []
     try:
         for item in questions:
+            if not item.has_gold:
+                said_not_found.append(None)
+                continue
             hiding.hidden = frozenset(item.gold_ids)
+            hiding.hidden_sources = frozenset(() if item.gold_ids else item.gold_sources)
             answer = await service.answer(service.make_question(item.question), surface="cli")
             said_not_found.append(not answer.found)
     finally:
@@ -369,21 +504,31 @@ async def _run_without_evidence(
     return said_not_found
 
 
-def not_found_report(results: Sequence[QuestionResult], without_evidence: Sequence[bool]) -> dict[str, Any]:
+def not_found_report(
+    results: Sequence[QuestionResult], without_evidence: Sequence[bool | None]
+) -> dict[str, Any]:
     """How often Confer says "not found" when the evidence is gone (should be high) and when it
-    is there (should be low)."""
-    by_type: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    for result, hidden in zip(results, without_evidence, strict=True):
-        by_type[result.question.type][0].append(float(hidden))
-        by_type[result.question.type][1].append(float(not result.found))
+    is there (should be low), and on the questions the documents do not answer (should be high)."""
+
+    def figures(pairs: Sequence[tuple[QuestionResult, bool | None]]) -> dict[str, Any]:
+        answerable = [(r, hidden) for r, hidden in pairs if r.question.has_gold]
+        unanswerable = [r for r, _ in pairs if not r.question.has_gold]
+        return {
+            "not_found_without_evidence": _mean([float(h) for _, h in answerable if h is not None]),
+            "not_found_when_answerable": _mean([float(not r.found) for r, _ in answerable]),
+            "unanswerable_said_not_found": _mean([float(not r.found) for r in unanswerable]),
+        }
+
+    pairs = list(zip(results, without_evidence, strict=True))
+    by_type: dict[str, list[tuple[QuestionResult, bool | None]]] = defaultdict(list)
+    for pair in pairs:
+        by_type[pair[0].question.type].append(pair)
     return {
-        "questions": len(without_evidence),
-        "not_found_without_evidence": _mean([float(x) for x in without_evidence]),
-        "not_found_when_answerable": _mean([float(not r.found) for r in results]),
-        "by_type": {
-            kind: {"not_found_without_evidence": _mean(hidden), "not_found_when_answerable": _mean(shown)}
-            for kind, (hidden, shown) in sorted(by_type.items())
-        },
+        "questions": len(pairs),
+        "answerable": sum(1 for r in results if r.question.has_gold),
+        "unanswerable": sum(1 for r in results if not r.question.has_gold),
+        **figures(pairs),
+        "by_type": {kind: figures(subset) for kind, subset in sorted(by_type.items())},
     }
 
 
@@ -465,23 +610,26 @@ async def _run(
     *,
     words: SearchBackend | None = None,
 ) -> list[QuestionResult]:
-    """Each question through Confer, and through one index over the whole corpus: by words (with
-    ``words``, a backend without embeddings over the same index), and by words and meaning."""
+    """Each question through Confer (after its history, as a follow-up in one conversation), and
+    through one index over the whole corpus: by words (with ``words``, a backend without
+    embeddings over the same index), and by words and meaning."""
     metrics = build_metrics()
     service = build_service(settings, config=config, backend=backend, metrics=metrics)
+    conversations = Conversations(memory=build_local_memory(), metrics=metrics)
     results = []
     try:
         for number, item in enumerate(questions, 1):
-            question = service.make_question(item.question)
-            t0 = time.perf_counter()
-            answer = await service.answer(question, surface="cli")
-            seconds = time.perf_counter() - t0
+            asked = await ask_in_conversation(service, conversations, item, number)
+            answer, seconds = asked.answer, asked.seconds
             one_index = await backend.search(everything, item.question, limit=max(KS))
             if words is not None:
                 baseline = await words.search(everything, item.question, limit=max(KS))
                 hybrid = one_index
             else:
                 baseline, hybrid = one_index, []
+            standalone: Answer | None = None
+            if item.as_asked != item.question:  # the dataset's own standalone rewrite, asked alone
+                standalone = await service.answer(service.make_question(item.question), surface="cli")
             valid, total, supported, cited = _judge(answer)
             results.append(
                 QuestionResult(
@@ -511,6 +659,18 @@ async def _run(
                     verdict=answer.verdict,
                     choice=answer.choice,
                     hybrid_ranked=[p.id for p in hybrid],
+                    ranked_sources=[p.source for p in answer.retrieved],
+                    baseline_sources=[p.source for p in baseline],
+                    hybrid_sources=[p.source for p in hybrid],
+                    cited_sources=[c.passage.source for c in answer.citations],
+                    sections=[s.collection for s in answer.sections] if answer.found else [],
+                    searched=asked.searched,
+                    understood=asked.understood,
+                    earlier_turns=asked.earlier_turns,
+                    standalone_ranked=None if standalone is None else [p.id for p in standalone.retrieved],
+                    standalone_sources=[] if standalone is None else [p.source for p in standalone.retrieved],
+                    answer_sentences=answer_text(answer) if answer.found else "",
+                    reply=plain_answer(answer, config),
                 )
             )
             if progress is not None:
@@ -519,6 +679,45 @@ async def _run(
         if service.llm is not None:
             await service.llm.close()
     return results
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question's answer, the standalone question Confer researched, how it understood what was
+    asked (``graph.followup``'s ``as_asked`` / ``heuristic`` / ``model``) and how many earlier turns
+    its conversation held."""
+
+    answer: Answer
+    searched: str
+    seconds: float  # the question itself, without its earlier turns
+    understood: str = "as_asked"
+    earlier_turns: int = 0
+
+
+async def ask_in_conversation(
+    service: ResearchService, conversations: Conversations, item: EvalQuestion, number: int
+) -> Asked:
+    """Ask the question's earlier user turns, then the question as asked, in one conversation of
+    its own, as the terminal and the bots do (each turn prepared from the thread's memory,
+    answered, remembered)."""
+    if not item.user_turns:
+        t0 = time.perf_counter()
+        question = service.make_question(item.as_asked)
+        answer = await service.answer(question, surface="cli")
+        return Asked(answer, question.text, time.perf_counter() - t0)
+    key = ThreadKey("eval", "eval", "questions", f"{number}:{item.id}")
+    try:
+        for text in item.user_turns:
+            earlier = await conversations.prepare(service, key, text)
+            await conversations.remember(key, earlier, await service.answer(earlier.question, surface="cli"))
+        turns = len(await conversations.history(key))
+        t0 = time.perf_counter()
+        prepared = await conversations.prepare(service, key, item.as_asked)
+        answer = await service.answer(prepared.question, surface="cli")
+        seconds = time.perf_counter() - t0
+        return Asked(answer, prepared.question.text, seconds, prepared.standalone.how, turns)
+    finally:
+        await conversations.forget(key)
 
 
 async def _drop_eval_indexes(backend: SearchBackend, collections: Sequence[Collection]) -> None:
@@ -560,12 +759,39 @@ def _report(
             "split": split,
             "index_seconds": round(index_seconds, 2),
             "answer_modes": dict(Counter(r.mode for r in results)),
+            "questions_by_type": dict(sorted(Counter(r.question.type for r in results).items())),
             "latencies": [round(r.seconds, 4) for r in results],
             "branch_latencies": [round(s, 4) for r in results for s in r.branch_seconds],
             "rounds": _round_stats(results),
         },
+        "followups": followup_report(results),
         "per_question": [_question_details(r) for r in results],
     }
+
+
+def followup_report(results: Sequence[QuestionResult]) -> dict[str, Any] | None:
+    """Follow-ups whose dataset also gives a standalone rewrite (orgdocs ``followup_rewritten``):
+    recall as asked after their history against the rewrite asked alone, per type. ``None`` when
+    the set has none."""
+    rows = [r for r in results if r.standalone_ranked is not None and r.question.has_gold]
+    if not rows:
+        return None
+
+    def figures(subset: Sequence[QuestionResult]) -> dict[str, Any]:
+        out: dict[str, Any] = {"questions": len(subset)}
+        for k in KS:
+            out[f"as_asked_recall_at_{k}"] = _mean(
+                [gold_recall(r.ranked, r.ranked_sources, r.question, k) for r in subset]
+            )
+            out[f"standalone_recall_at_{k}"] = _mean(
+                [gold_recall(r.standalone_ranked or [], r.standalone_sources, r.question, k) for r in subset]
+            )
+        return out
+
+    by_type: dict[str, list[QuestionResult]] = defaultdict(list)
+    for result in rows:
+        by_type[result.question.type].append(result)
+    return {"overall": figures(rows), "by_type": {t: figures(rs) for t, rs in sorted(by_type.items())}}
 
 
 def _round_stats(results: Sequence[QuestionResult]) -> dict[str, Any]:
@@ -595,16 +821,29 @@ def _question_details(result: QuestionResult) -> dict[str, Any]:
         "id": result.question.id,
         "question": result.question.question,
         "type": result.question.type,
+        "asked": result.question.as_asked,
+        "history": [{"role": role, "text": text} for role, text in result.question.history],
+        "searched": result.searched,
+        "understood": result.understood,
+        "earlier_turns": result.earlier_turns,
         "gold_ids": list(result.question.gold_ids),
+        "gold_sources": list(result.question.gold_sources),
         "gold_collections": list(result.question.gold_collections),
         "retrieved": result.ranked,
+        "retrieved_sources": result.ranked_sources,
         "baseline_retrieved": result.baseline_ranked,
+        "standalone_retrieved": result.standalone_ranked,
         "collections": result.chosen,
         "rounds": [r.model_dump() for r in result.rounds],
         "found": result.found,
+        "right": _right(result),
+        "token_recall": token_recall(result.answer_sentences, result.question.reference),
+        "sections": result.sections,
+        "cited_sources": result.cited_sources,
         "verdict": result.verdict,
         "choice": result.choice,
         "answer": result.answer_text,
+        "reply": result.reply,
         "seconds": round(result.seconds, 4),
     }
 
@@ -629,7 +868,7 @@ def markdown_report(report: dict[str, Any]) -> str:
         f"{report['questions']} questions; answers {details['answer_modes']}; indexing took "
         f"{details['index_seconds']} s.",
         "",
-        "## Retrieval (recall of gold paragraphs, %)",
+        "## Retrieval (recall of gold paragraphs, or of gold documents for a set that names them, %)",
         "",
         "| questions | Confer R@2 | R@5 | R@10 | one-index baseline R@2 | R@5 | R@10 "
         + ("| one-index hybrid baseline R@2 | R@5 | R@10 |" if hybrid else "|"),
@@ -658,17 +897,73 @@ def markdown_report(report: dict[str, Any]) -> str:
             f"{pct(m['gold_cited'])} | {pct(m['citation_validity'])} | {pct(m['supported_sentences'])} | "
             f"{pct(m['answer_contains'])} | {m['p50_seconds']} | {m['p95_seconds']} |"
         )
+    lines += [
+        "",
+        "## Answers",
+        "",
+        'Of the answers to answerable questions (a "not found" reply is no answer): answers citing a '
+        "gold passage or document; cited passages that are gold or from a gold document; answers with a "
+        "section for a collection the gold is not in. Token recall: the share of the reference answer's "
+        'content words in the answer (a "not found" reply scores 0).',
+        "",
+        "| questions | n | answer contains gold % | token recall % | answers citing gold % "
+        "| cited passages from gold % | answers with an unrelated collection's section % "
+        "| unanswerable said not found % | answerable wrongly not found % |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    counts = details.get("questions_by_type", {})
+    for name, m, _ in rows:
+        n = report["questions"] if name == "overall" else counts.get(name, "")
+        lines.append(
+            f"| {name} | {n} | {pct(m.get('answer_contains'))} | {pct(m.get('token_recall'))} | "
+            f"{pct(m.get('answers_citing_gold'))} | {pct(m.get('cited_from_gold'))} | "
+            f"{pct(m.get('unrelated_sections'))} | {pct(m.get('said_not_found_unanswerable'))} | "
+            f"{pct(m.get('wrongly_not_found_answerable'))} |"
+        )
+    followups = report.get("followups")
+    if followups:
+        lines += [
+            "",
+            "## Follow-ups: as asked after their history, and the dataset's standalone rewrite alone",
+            "",
+            "| questions | n | as asked R@2 | R@5 | R@10 | standalone rewrite R@2 | R@5 | R@10 "
+            "| R@5 difference |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for name, f in [("overall", followups["overall"]), *followups["by_type"].items()]:
+            gap = (
+                "–"
+                if f["as_asked_recall_at_5"] is None or f["standalone_recall_at_5"] is None
+                else f"{100 * (f['as_asked_recall_at_5'] - f['standalone_recall_at_5']):+.1f}"
+            )
+            lines.append(
+                f"| {name} | {f['questions']} | "
+                + " | ".join(pct(f[f"as_asked_recall_at_{k}"]) for k in KS)
+                + " | "
+                + " | ".join(pct(f[f"standalone_recall_at_{k}"]) for k in KS)
+                + f" | {gap} |"
+            )
     if "not_found" in report:
         nf = report["not_found"]
         lines += [
             "",
             '## Saying "not found"',
             "",
-            f"With each question's supporting paragraphs hidden, Confer said it found nothing that "
-            f"answers for {pct(nf['not_found_without_evidence'])} % of {nf['questions']} questions; "
-            f"with them present, for {pct(nf['not_found_when_answerable'])} % (answerable questions "
-            f"wrongly declared not found).",
+            f"Of the {nf['unanswerable']} questions the documents do not answer, Confer said it found "
+            f"nothing that answers for {pct(nf['unanswerable_said_not_found'])} %; of the "
+            f"{nf['answerable']} answerable ones, it wrongly said so for "
+            f"{pct(nf['not_found_when_answerable'])} %. With each answerable question's supporting "
+            f"paragraphs (or documents) hidden, it said so for {pct(nf['not_found_without_evidence'])} %.",
+            "",
+            "| questions | unanswerable said not found % | answerable wrongly not found % "
+            "| not found without evidence % |",
+            "|---|---:|---:|---:|",
         ]
+        for name, f in [("overall", nf), *nf["by_type"].items()]:
+            lines.append(
+                f"| {name} | {pct(f['unanswerable_said_not_found'])} | {pct(f['not_found_when_answerable'])} "
+                f"| {pct(f['not_found_without_evidence'])} |"
+            )
     if report.get("verdicts"):
         v = report["verdicts"]
         lines += [

@@ -31,6 +31,12 @@ class AnswerFooter:
     suggestions: tuple[Suggestion, ...] = ()
 
 
+def takes_votes(answer: Answer) -> bool:
+    """Whether people can vote on the reply: every answer to a question that was researched,
+    "not found" included (a wrong "not found" is the most useful vote); not a greeting or the usage."""
+    return answer.mode != "direct"
+
+
 _END = re.compile(r"([.!?…]+[\"')\]]*)$")
 
 

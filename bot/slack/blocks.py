@@ -7,7 +7,15 @@ from typing import Any
 from bot import messages
 from bot.messages import following_up, partial_note
 from bot.progress import FINAL_PHASES, Row, StatusState
-from bot.render import AnswerFooter, cite, collection_title, failed_collections, no_answer_text, source_labels
+from bot.render import (
+    AnswerFooter,
+    cite,
+    collection_title,
+    failed_collections,
+    no_answer_text,
+    source_labels,
+    takes_votes,
+)
 from bot.slack.mrkdwn import neutralize, plain_label, safe_link
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
@@ -80,14 +88,15 @@ def answer_actions(
     answer: Answer, footer: AnswerFooter | None, config: CollectionsConfig
 ) -> list[dict[str, Any]]:
     """The blocks under an answer's sources, for a posted answer and a stream's final blocks alike:
-    Slack's feedback buttons (a found answer with a question id), then up to three suggested
+    Slack's feedback buttons (any researched answer, "not found" included, with a question id), then
+    up to three suggested
     follow-ups as buttons (their text inert and within Slack's limits; the value is what a click
     asks)."""
     if footer is None:
         return []
     blocks: list[dict[str, Any]] = []
     ident = footer.question_id
-    if answer.found and ident:
+    if takes_votes(answer) and ident:
         blocks.append(
             {
                 "type": "context_actions",

@@ -18,6 +18,7 @@ from bot.render import (
     failed_collections,
     no_answer_text,
     source_labels,
+    takes_votes,
 )
 from bot.teams.markup import neutralize, safe_link
 from graph.models import Answer
@@ -113,7 +114,7 @@ def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter 
         if len(sources) > MAX_SOURCES:
             more = messages.TEAMS_MORE_SOURCES.format(count=len(sources) - MAX_SOURCES)
             body.append(_text(more, size="Small", isSubtle=True))
-    actions = _feedback_actions(answer, footer) if answer.found else []
+    actions = _feedback_actions(answer, footer) if takes_votes(answer) else []
     actions += _suggestion_actions(footer, config)
     return _fit(_card(body, actions or None))
 

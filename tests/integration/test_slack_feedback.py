@@ -143,6 +143,30 @@ async def _thumbs_down_with_a_reason(harness: Harness, thread: str) -> str:
     return str(_feedback_click(answer, "negative")["value"]).removeprefix("down:")
 
 
+async def test_a_not_found_reply_has_feedback_buttons_and_a_thumbs_down_on_it_is_kept(
+    harness: Harness,
+) -> None:
+    # A wrong "not found" is the most useful vote: the reply carries the buttons like an answer.
+    reply = await _ask(harness, "Where do I park my unicycle? in:people")
+    assert messages.NOTHING_FOUND.split("{")[0] in reply["text"]
+    click = _feedback_click(reply, "negative")
+    await harness.slack.act(
+        click, thread_ts=THREAD, trigger_id="9.8.6", message_ts=_answer_ts(harness, reply)
+    )
+    await harness.fake.wait_for(lambda: bool(harness.fake.ok_calls("views.open")))
+    [opened] = harness.fake.ok_calls("views.open")
+    status, _ = await harness.slack.submit_view(
+        opened.params["view"], _form_values("wrong", "It is in the handbook.")
+    )
+    assert status == 200
+    await harness.fake.wait_for(lambda: len(harness.fake.ephemerals()) == 1)
+    assert harness.server.feedback is not None
+    [vote] = await harness.server.feedback.votes()
+    assert (vote.vote, vote.reason, vote.comment) == ("down", "wrong", "It is in the handbook.")
+    assert vote.question_id == str(click["value"]).removeprefix("down:")
+    assert messages.NOTHING_FOUND.split("{")[0] in vote.answer and vote.collections == ("people",)
+
+
 async def test_a_double_click_is_one_vote(harness: Harness) -> None:
     answer = await _ask(harness, "How long is parental leave? in:people")
     for _ in range(2):
@@ -314,7 +338,8 @@ async def test_nothing_found_offers_the_collection_that_covers_it_and_a_click_as
 ) -> None:
     answer = await _ask(harness, "in:security how many weeks of parental leave?")
     assert "People policies may cover it" in answer["text"]
-    assert not [b for b in answer["blocks"] if b["type"] == "context_actions"]  # nothing to rate
+    # a "not found" is rated like an answer (a wrong one is the most useful vote)
+    assert [b["type"] for b in answer["blocks"] if b["type"] == "context_actions"] == ["context_actions"]
     [button] = _block(answer, "actions")["elements"]
     assert button["text"]["text"] == "Ask in People policies"
     assert button["value"] == "in:people how many weeks of parental leave?"

@@ -358,3 +358,13 @@ async def test_a_suggested_followup_is_streamed_to_the_person_who_clicked_it(str
     assert (second.thread_ts, second.recipient_user_id) == ("1700000001.000100", "U0OTHER")
     assert "200 requests per second" in _readable(second.text)
     assert not harness.fake.ok_calls("chat.postMessage")
+
+
+async def test_a_streamed_not_found_reply_ends_with_the_feedback_buttons(stream_harness: Harness) -> None:
+    harness = stream_harness
+    await harness.slack.mention("in:people where do I park my unicycle?", ts="1700000002.000100")
+    await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
+    stream = _one_stream(harness.fake)
+    assert "I found nothing about that in People policies" in _readable(stream.text)
+    feedback = [e for b in stream.blocks if b["type"] == "context_actions" for e in b["elements"]]
+    assert [e["type"] for e in feedback] == ["feedback_buttons"]  # a wrong "not found" is worth a vote

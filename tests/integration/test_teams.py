@@ -349,6 +349,29 @@ async def test_a_vote_on_an_answer_card_is_kept_with_the_answer_and_thanked_priv
     assert thanks == [messages.FEEDBACK_REASON_THANKS]  # in a one-to-one chat with the voter only
 
 
+async def test_a_not_found_card_has_feedback_buttons_and_a_vote_on_it_is_kept(teams: TeamsHarness) -> None:
+    assert await teams.post(teams.connector.message("Where do I park my unicycle? in:people")) == 202
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    card = teams.answers()[0].card
+    assert card is not None
+    assert messages.NOTHING_FOUND.split("{")[0] in json.dumps(card)
+    actions = card.get("actions", [])
+    assert [a["title"] for a in actions if a["type"] in ("Action.Submit", "Action.ShowCard")][:2] == [
+        messages.TEAMS_FEEDBACK_UP,
+        messages.TEAMS_FEEDBACK_DOWN,
+    ]
+    [form] = [a["card"] for a in actions if a["type"] == "Action.ShowCard"]
+    value = {**form["actions"][0]["data"], "confer_reason": "wrong", "confer_comment": ""}
+    assert (
+        await teams.post(teams.connector.message("", activity_id="vote-3", mention=False, value=value)) == 202
+    )
+    await teams.connector.wait_for(lambda: bool(teams.connector.ok("create_conversation")))
+    assert teams.server.feedback is not None
+    [stored] = await teams.server.feedback.votes()
+    assert (stored.vote, stored.reason, stored.question_id) == ("down", "wrong", value["answer"])
+    assert messages.NOTHING_FOUND.split("{")[0] in stored.answer and stored.collections == ("people",)
+
+
 async def test_a_suggested_followup_on_a_card_is_asked_in_the_reply_chain(teams: TeamsHarness) -> None:
     question = "What is the rate limit for Growth accounts? in:product"
     assert await teams.post(teams.connector.message(question)) == 202

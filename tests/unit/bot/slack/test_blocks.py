@@ -107,11 +107,17 @@ def test_a_streamed_answer_ends_with_the_same_sources_and_actions_as_a_posted_on
     assert len(closing) <= MAX_BLOCKS
 
 
-def test_a_not_found_answer_has_no_feedback_buttons_but_may_suggest() -> None:
+def test_a_not_found_answer_has_feedback_buttons_and_may_suggest() -> None:
+    # A wrong "not found" is the most useful vote; a greeting or the usage takes none.
     empty = Answer(mode="extractive", kind="factual", suggested=("c",))
     footer = AnswerFooter(question_id="q1", suggestions=(Suggestion(question="Why?", targets=("c",)),))
-    assert [b["type"] for b in answer_actions(empty, footer, CONFIG)] == ["actions"]
+    assert [b["type"] for b in answer_actions(empty, footer, CONFIG)] == ["context_actions", "actions"]
+    assert [b["type"] for b in stream_footer(empty, CONFIG, footer)] == ["context_actions", "actions"]
+    posted, _ = answer_message(empty, CONFIG, footer)
+    assert [b["type"] for b in posted][-2:] == ["context_actions", "actions"]
     assert answer_actions(empty, None, CONFIG) == []
+    greeting = Answer(mode="direct", kind="greeting")
+    assert answer_actions(greeting, AnswerFooter(question_id="q2"), CONFIG) == []
 
 
 def test_the_feedback_form_offers_the_four_reasons_and_optional_text() -> None:
