@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from graph.llm import ChatModel
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection
+from retrieval.embeddings import Embedder
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class GraphContext:
     collections: dict[str, Collection]
     limits: ResearchLimits = field(default_factory=ResearchLimits)
     llm: ChatModel | None = None
+    embedder: Embedder | None = None  # answering by meaning (``graph.meaning``); the backend's own
     deadline: float | None = None  # time.monotonic() by which the whole question must be answered
 
     def budget(self, limit: float, *, reserve: float = 0.0) -> float:
