@@ -20,6 +20,12 @@ class ResearchLimits:
     synthesis_timeout: float = 20.0
     max_rounds: int = 2  # research rounds per question: the plan's, then follow-ups
     follow_ups: int = 3  # follow-up branches per round at most
+    # With a model: every model stage ends this many seconds after the question began (then the
+    # verified answer so far goes out); a draft gets at most ``draft_timeout`` (less than its
+    # branch), and only the ``drafted_branches`` best-ranked branches of the plan are drafted.
+    model_deadline: float = 8.0
+    draft_timeout: float = 4.0
+    drafted_branches: int = 3
 
 
 @dataclass(frozen=True)

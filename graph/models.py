@@ -35,6 +35,7 @@ class ResearchTask(_Frozen):
     round: int = 1
     entity: str = ""  # a follow-up's subject: the entity it looks for
     origin: str = ""  # a follow-up's source: the id of the passage that named the entity
+    draft: bool = True  # with a model: whether the model drafts this branch's claims (the best-ranked)
 
 
 class Plan(_Frozen):

@@ -54,6 +54,7 @@ from retrieval.passages import Passage
 logger = logging.getLogger(__name__)
 
 DIRECT_KINDS = ("greeting", "thanks", "help")
+DRAFT_MARGIN = 0.25  # seconds of a branch's budget kept for its extractive claims after a draft
 ROUTES_PER_LEAD = 2
 
 
@@ -72,6 +73,7 @@ async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str
     result = plan_research(question, kind, context.collections, scores, context.limits)
     if context.llm is not None and result.tasks:
         result = await _plan_with_model(context, context.llm, question, result, runtime)
+        result = _drafted(result, context.limits.drafted_branches)
     runtime.stream_writer(
         PlanReady(
             kind=result.kind,
@@ -107,6 +109,13 @@ async def _plan_with_model(
         runtime.stream_writer(LLMFallback(stage="plan", reason="no usable collections"))
         return heuristic
     return planned
+
+
+def _drafted(plan_: Plan, branches: int) -> Plan:
+    """The plan with only its ``branches`` best-ranked tasks (the first: routing ranks them) drafted
+    by the model; the others' claims are extractive."""
+    tasks = tuple(t.model_copy(update={"draft": i < branches}) for i, t in enumerate(plan_.tasks))
+    return plan_.model_copy(update={"tasks": tasks})
 
 
 async def dispatch(state: ResearchState) -> list[Send] | str:
@@ -172,18 +181,19 @@ async def investigate(
     claims: list[Claim] | None = None
     dropped = 0
     drop_reasons: tuple[str, ...] = ()
-    if context.llm is not None:
+    if context.llm is not None and task.draft:
+        # The draft's budget ends before the branch's: a slow or failed draft leaves the passages
+        # already found to extractive claims, never the branch to a time-out.
+        budget = min(context.limits.draft_timeout, deadline - time.monotonic() - DRAFT_MARGIN)
         try:
             claims, drop_reasons = await draft_with_llm(
                 context.llm,
                 task.focus or task.question,
                 passages,
                 limit=limit,
-                time_budget=deadline - time.monotonic(),
+                time_budget=budget,
             )
         except LLMError as exc:
-            if exc.reason == "timeout":
-                raise TimeoutError from None  # the model ran past the branch's budget
             writer(LLMFallback(stage="draft", reason=exc.reason, collection=task.collection))
         else:
             dropped = len(drop_reasons)
@@ -384,6 +394,7 @@ async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[
             round=number + 1,
             entity=lead.entity,
             origin=lead.origin,
+            draft=False,  # a follow-up's passages are quoted: no second wave of drafts to wait for
         )
         for lead, collection in routed
         if (lead.entity.lower(), collection) not in searched

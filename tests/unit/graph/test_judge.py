@@ -2,6 +2,7 @@
 a failing judge leaves the guards deciding alone (fail closed)."""
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -57,6 +58,15 @@ class ScriptedModel:
         if isinstance(reply, LLMError):
             raise reply
         return schema.model_validate_json(json.dumps(reply))
+
+    async def stream_text(self, *, system: str, user: str, time_budget: float) -> AsyncIterator[str]:
+        self.calls.append((system, user))
+        reply = self.replies.pop(0)
+        if isinstance(reply, LLMError):
+            raise reply
+        text = json.dumps(reply)
+        for start in range(0, len(text), 7):  # a few characters at a time, as a model streams
+            yield text[start : start + 7]
 
     async def close(self) -> None:
         pass
