@@ -551,7 +551,7 @@ async def _ask_once(
     if as_json:
         sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
     else:
-        out.print(render_answer(answer, service.config, seconds))
+        out.print(render_answer(answer, service.config, seconds, shown=view.sentences_shown if view else 0))
     return EXIT_OK
 
 

@@ -7,8 +7,16 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.messages import STATUS_LABELS, failure_reason, following_up, partial_note
-from bot.render import answer_paragraphs, collection_title, failed_collections, no_answer_text
-from graph.events import AnswerReady, BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent
+from bot.render import answer_paragraphs, cite, collection_title, failed_collections, no_answer_text
+from graph.events import (
+    AnswerReady,
+    BranchFinished,
+    BranchStarted,
+    FollowUp,
+    PlanReady,
+    ProgressEvent,
+    SentenceVerified,
+)
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
 
@@ -24,6 +32,7 @@ class ProgressView:
         self._rows: dict[str, BranchFinished | None] = {}
         self._follow_ups: dict[tuple[str, str], BranchFinished | None] = {}
         self._live: Live | None = None
+        self.sentences_shown = 0  # a model-written answer's verified sentences printed so far
 
     def _render(self) -> RenderableType:
         table = Table.grid(padding=(0, 1))
@@ -42,8 +51,14 @@ class ProgressView:
         return table
 
     async def handle(self, event: ProgressEvent) -> None:
-        if isinstance(event, PlanReady):
-            self._rows = {name: None for name in event.collections}
+        if isinstance(event, SentenceVerified):
+            if self.sentences_shown == 0:
+                self.stop()  # the research is over: the answer is being written
+                self._console.print()
+            self._console.print(Text(cite(event.sentence)))
+            self.sentences_shown += 1
+        elif isinstance(event, PlanReady):
+            self._rows = {name: self._rows.get(name) for name in event.collections}
             names = ", ".join(collection_title(self._config, n) for n in event.collections)
             if self._console.is_terminal:
                 self._console.print(
@@ -97,12 +112,19 @@ def _status_text(event: BranchFinished) -> Text:
     return Text(f"{label} ({event.seconds:.2f} s)", style=_STYLES[event.status])
 
 
-def render_answer(answer: Answer, config: CollectionsConfig, seconds: float) -> RenderableType:
+def render_answer(
+    answer: Answer, config: CollectionsConfig, seconds: float, *, shown: int = 0
+) -> RenderableType:
+    """The answer, its notes and Sources; ``shown``: how many of its sentences were printed as
+    they were verified (they open the answer, so its first paragraph is not printed again)."""
     parts: list[RenderableType] = [Text()]
     if not answer.found:
         gap = "\n" if answer.citations else ""  # a blank line before the closest find's Sources
         parts.append(Text(no_answer_text(answer, config) + gap))
-    for title, text in answer_paragraphs(answer, config):
+    paragraphs = answer_paragraphs(answer, config)
+    if shown and answer.sections and len(answer.sections[0].sentences) == shown:
+        paragraphs = paragraphs[1:]
+    for title, text in paragraphs:
         parts.append(Text.assemble((title, "bold cyan"), "\n", text, "\n") if title else Text(text + "\n"))
     failed = failed_collections(answer, config)
     if failed:

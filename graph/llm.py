@@ -5,7 +5,7 @@ carries ``None`` and every node takes its extractive path.
 
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -30,7 +30,7 @@ class ChatModel(Protocol):
         """One chat completion parsed into ``schema``; raises ``LLMError``."""
         ...
 
-    def stream_text(self, *, system: str, user: str, time_budget: float) -> AsyncIterator[str]:
+    def stream_text(self, *, system: str, user: str, time_budget: float) -> AsyncGenerator[str, None]:
         """One JSON-mode chat completion, its content yielded piece by piece as the model writes
         it; raises ``LLMError`` (before or between pieces)."""
         ...
@@ -160,7 +160,7 @@ class QuestionModel:
             self._failed(error)
             raise
 
-    async def stream_text(self, *, system: str, user: str, time_budget: float) -> AsyncIterator[str]:
+    async def stream_text(self, *, system: str, user: str, time_budget: float) -> AsyncGenerator[str, None]:
         try:
             async for piece in self._inner.stream_text(
                 system=system, user=user, time_budget=self._budget(time_budget)

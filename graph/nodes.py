@@ -11,7 +11,7 @@ from langgraph.types import Send, StreamWriter
 from graph.context import GraphContext
 from graph.drafting import draft_with_llm
 from graph.elsewhere import search_elsewhere
-from graph.events import BranchFinished, BranchStarted, FollowUp, LLMFallback, PlanReady
+from graph.events import BranchFinished, BranchStarted, FollowUp, LLMFallback, PlanReady, SentenceVerified
 from graph.extractive import draft_claims
 from graph.llm import ChatModel, LLMError
 from graph.models import (
@@ -428,7 +428,13 @@ def outcomes_across_rounds(answer: Answer, findings: Sequence[Finding]) -> tuple
 async def synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, Answer]:
     """The answer from every round's findings, with the rounds it took."""
     answer = await _synthesize(state, runtime)
-    answer = with_verdict(question_of(state["plan"]), state["plan"], answer)
+    verdicted = with_verdict(question_of(state["plan"]), state["plan"], answer)
+    if answer.mode == "llm" and len(verdicted.sections) > len(answer.sections):
+        # A model-written answer was shown as it was verified: its verdict comes after it.
+        verdicted = verdicted.model_copy(
+            update={"sections": (*verdicted.sections[1:], verdicted.sections[0])}
+        )
+    answer = verdicted
     findings = state.get("findings", [])
     if any(f.round > 1 for f in findings):
         first = [f for f in findings if f.round == 1]
@@ -452,6 +458,7 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
                 findings,
                 context.limits,
                 time_budget=context.budget(context.limits.synthesis_timeout, reserve=0.1),
+                on_sentence=lambda sentence: runtime.stream_writer(SentenceVerified(sentence=sentence)),
             )
         except LLMError as exc:
             runtime.stream_writer(LLMFallback(stage="synthesis", reason=exc.reason))

@@ -7,7 +7,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import openai
 from openai import AsyncStream
@@ -91,7 +91,7 @@ class OpenAIChatModel:
         except (ValueError, ValidationError):
             raise LLMError(reason="invalid_output") from None
 
-    async def stream_text(self, *, system: str, user: str, time_budget: float) -> AsyncIterator[str]:
+    async def stream_text(self, *, system: str, user: str, time_budget: float) -> AsyncGenerator[str, None]:
         deadline = time.monotonic() + time_budget
         last = "no attempt"
         for attempt in range(self._max_attempts):

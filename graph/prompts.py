@@ -54,9 +54,11 @@ JUDGE_PROMPT = (
     "roles, same negation, nothing stronger (no added only/all/never/first or comparison). The "
     "sentence may be in another language than the passages. Reply with JSON only: "
     '{"verdicts": [{"i": <sentence number>, "supported": true|false, "passage": <number of the '
-    'passage that states it>, "quote": <the exact words of that passage that state it, copied '
-    "character for character, in the passage's language>}]}. If no exact words of a cited passage "
-    "state the sentence, answer supported false. " + UNTRUSTED_RULES
+    'passage that states it>, "start": <character offset in that passage\'s text where the words '
+    'stating it begin>, "end": <character offset where they end>}]}. Offsets count characters of '
+    "the passage's text from 0 (the first character after its opening tag's line break); do not "
+    "copy the words. If no words of a cited passage state the sentence, answer supported false. "
+    + UNTRUSTED_RULES
 )
 
 SUGGEST_PROMPT = (

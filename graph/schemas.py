@@ -33,7 +33,8 @@ class JudgeVerdict(BaseModel):
     i: int
     supported: bool = False
     passage: int = 0
-    quote: str = ""
+    start: int = -1  # the supporting span: character offsets in that passage's text, end exclusive
+    end: int = -1
 
 
 class JudgeOutput(BaseModel):

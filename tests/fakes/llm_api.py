@@ -94,10 +94,10 @@ def faithful_answer(user: str) -> str:
 
 
 def _judged(user: str, *, honest: bool) -> str:
-    """Verdicts quoting, for each sentence, the cited passage sentence sharing most of its words
-    and numbers. Honest: supported only if that sentence shares most of them (for a sentence in
-    another language, all of its numbers, as a stand-in for reading the translation); a liar says
-    yes to every sentence, quoting the closest passage sentence."""
+    """Verdicts pointing (by character offsets) at, for each sentence, the cited passage sentence
+    sharing most of its words and numbers. Honest: supported only if that sentence shares most of
+    them (for a sentence in another language, all of its numbers, as a stand-in for reading the
+    translation); a liar says yes to every sentence, pointing at the closest passage sentence."""
     passages = dict(re.findall(r'<passage n="(\d+)"[^>]*>\n(.*?)\n</passage>', user, re.DOTALL))
     verdicts = []
     for i, cites, text in re.findall(r'<sentence i="(\d+)" cites="([\d,]*)">(.*?)</sentence>', user):
@@ -112,7 +112,9 @@ def _judged(user: str, *, honest: bool) -> str:
                     share = max(share, 0.9)
                 best = max(best, (share, n, sentence))
         supported = not honest or best[0] >= 0.3
-        verdicts.append({"i": int(i), "supported": supported, "passage": best[1], "quote": best[2]})
+        start = passages.get(str(best[1]), "").find(best[2]) if best[2] else -1
+        end = start + len(best[2]) if start >= 0 else -1
+        verdicts.append({"i": int(i), "supported": supported, "passage": best[1], "start": start, "end": end})
     return json.dumps({"verdicts": verdicts})
 
 
