@@ -38,6 +38,13 @@ class ResearchTask(_Frozen):
     draft: bool = True  # with a model: whether the model drafts this branch's claims (the best-ranked)
 
 
+class JoinTask(_Frozen):
+    """``join_model``'s assignment: add the model's late work (its plan in round 1, its follow-up
+    proposals after) to this round if it arrives before the round's branches have finished."""
+
+    round: int
+
+
 class Plan(_Frozen):
     kind: QuestionKind
     routing: Routing

@@ -108,8 +108,10 @@ async def test_comparative_question_gets_a_verified_model_written_answer(
     draft = next(r for r in llm.requests if r["messages"][0]["content"].startswith("You extract"))
     assert "untrusted data" in draft["messages"][0]["content"]
     assert '<passage n="1"' in draft["messages"][1]["content"]
-    assert llm.stages().count("reflect") == 1  # the faithful fake finds nothing missing: one round
-    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 5
+    # Nothing for the rules to follow up here: one round, and the model is not asked to reflect
+    # (its proposals only join a follow-up round the rules have started).
+    assert llm.stages().count("reflect") == 0
+    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 4
     assert _metric(service, "confer_llm_tokens_total", {"kind": "prompt"}) > 0
 
 
@@ -395,7 +397,7 @@ async def test_a_model_swapping_names_is_dropped_even_when_the_judge_says_yes(
     sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
 ) -> None:
     llm.lying_judge = True
-    service = _service(sample_config, indexed, llm)
+    service = _service(sample_config, indexed, llm, max_rounds=1)  # [1] stays the one claim's passage
     question = "in:engineering When do we deploy to production?"
     await service.answer(service.make_question(question), surface="cli")  # the passages drafting sees
     prompt = next(r for r in llm.requests if stage_of(r["messages"][0]["content"]) == "draft")
