@@ -18,11 +18,12 @@ PLAN_PROMPT = (
 )
 
 DRAFT_PROMPT = (
-    "You extract facts from numbered passages to help answer a question. Reply with JSON only: "
-    '{"claims": [{"text": <one short factual sentence>, "passages": [<numbers of the passages that '
-    "state it>]}]}. Every claim must be stated by the passages it cites, using their wording where "
-    "possible; cite at least one passage; do not combine facts the passages do not state; at most "
-    "{max_claims} claims; an empty list if the passages do not help. " + UNTRUSTED_RULES
+    "You pick the facts in numbered passages that help answer a question. Reply with JSON only: "
+    '{"claims": [{"passage": <number of the passage>, "start": <character offset in that '
+    'passage\'s text where the words stating the fact begin>, "end": <character offset where they '
+    "end>}]}. Offsets count characters of the passage's text from 0 (the first character after "
+    "its opening tag's line break); do not copy the words. At most {max_claims} claims; an empty "
+    "list if the passages do not help. " + UNTRUSTED_RULES
 )
 
 SYNTHESIS_PROMPT = (

@@ -44,7 +44,7 @@ class Reply:
 def stage_of(system: str) -> Stage:
     if system.startswith("You plan"):
         return "plan"
-    if system.startswith("You extract"):
+    if system.startswith(("You pick", "You extract")):
         return "draft"
     if system.startswith("You check"):
         return "judge"
@@ -80,7 +80,11 @@ def faithful_draft(user: str) -> str:
             if overlap and len(sentence.split()) >= 5:
                 scored.append((overlap, int(number), sentence))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    claims = [{"text": s, "passages": [n]} for _, n, s in scored[:2]]
+    texts = dict(passages)
+    claims = []
+    for _, n, sentence in scored[:2]:  # each as its passage span, by character offsets
+        start = texts[str(n)].find(sentence)
+        claims.append({"passage": n, "start": start, "end": start + len(sentence)})
     return json.dumps({"claims": claims})
 
 
@@ -243,9 +247,12 @@ class FakeLLM:
             return changed
 
         data = json.loads(content)
-        if stage == "draft":
-            for claim in data["claims"]:
-                claim["text"] = change(claim["text"])
+        if stage == "draft":  # a liar writes its claims out (a span could not lie)
+            texts = dict(re.findall(r'<passage n="(\d+)"[^>]*>\n(.*?)\n</passage>', user, re.DOTALL))
+            data["claims"] = [
+                {"text": change(texts[str(c["passage"])][c["start"] : c["end"]]), "passages": [c["passage"]]}
+                for c in data["claims"]
+            ]
         else:
             sentences = []
             for part in re.split(r"(?<=\.)\s+", data["answer"]):
@@ -366,6 +373,20 @@ class FakeLLM:
 
         await self._pause(self.first_token)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        try:
+            return await self._write_events(request, response, event, content, body, usage)
+        except ConnectionResetError:  # the client stopped reading (a call it no longer needs)
+            return response
+
+    async def _write_events(
+        self,
+        request: web.Request,
+        response: web.StreamResponse,
+        event: Callable[..., bytes],
+        content: str,
+        body: dict[str, Any],
+        usage: dict[str, int],
+    ) -> web.StreamResponse:
         await response.prepare(request)
         await response.write(event({"role": "assistant", "content": ""}))
         rate = CHARS_PER_TOKEN * self.tokens_per_second  # characters a second; 0: all at once

@@ -105,7 +105,7 @@ async def test_comparative_question_gets_a_verified_model_written_answer(
     assert {int(n) for n in re.findall(r"\[(\d+)\]", payload["answer"])} == {
         c["n"] for c in payload["citations"]
     }
-    draft = next(r for r in llm.requests if r["messages"][0]["content"].startswith("You extract"))
+    draft = next(r for r in llm.requests if stage_of(r["messages"][0]["content"]) == "draft")
     assert "untrusted data" in draft["messages"][0]["content"]
     assert '<passage n="1"' in draft["messages"][1]["content"]
     # Nothing for the rules to follow up here: one round, and the model is not asked to reflect
