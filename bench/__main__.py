@@ -13,6 +13,7 @@ from typing import Any
 
 from bench.fanout import measure_fanout
 from bench.llm_latency import measure_llm_latency
+from bench.llm_mode import measure_llm_mode
 from bench.search import measure_search
 from bench.slack_load import measure_slack_load
 from bench.slack_progress import measure_both
@@ -33,6 +34,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     report["fanout_sweep"] = [await measure_fanout(n, 0.2, args.runs) for n in FANOUT_SIZES]
     print("LLM mode: 6 collections, model at 300 ms a call …", flush=True)
     report["llm_6x300ms"] = await measure_llm_latency(6, 0.3, args.runs)
+    print("LLM mode at a hosted model's speed: sample questions, stalling and 429 models …", flush=True)
+    report["llm_hosted"] = await measure_llm_mode()
     print("start-up: confer --help, collections, ask, serve …", flush=True)
     report["startup"] = await measure_startup(args.runs)
     sizes = [size for size in SEARCH_SIZES if size <= args.max_passages]
@@ -118,6 +121,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"{llm['median_critical_path_seconds']} | {llm['ratio_to_critical_path']} |",
             "",
         ]
+    lines += _hosted_markdown(report.get("llm_hosted"))
     startup = report.get("startup")
     if startup:
         lines += [
@@ -213,6 +217,39 @@ def markdown(report: dict[str, Any]) -> str:
         ]
     lines += _progress_markdown(report.get("slack_progress_100"))
     return "\n".join(lines)
+
+
+def _hosted_markdown(hosted: dict[str, Any] | None) -> list[str]:
+    if not hosted:
+        return []
+    stalling, limited = hosted["stalling"], hosted["rate_limited"]
+    return [
+        "## LLM mode at a hosted model's speed (0.6 s to the first token, 60 tokens/s, streamed)",
+        "",
+        f"{hosted['questions']} sample questions (answers: {', '.join(hosted['answer_modes'])}). The floor "
+        "is each question's slowest single model call (timed by the fake model's server) plus the same "
+        f"question's extractive time; its median was {hosted['floor_p50_seconds']} s, the answer's "
+        f"{hosted['answer_p50_seconds']} s.",
+        "",
+        "| measurement | p50 ÷ floor | p95 ÷ floor |",
+        "|---|---:|---:|",
+        f"| answer (terminal) | {hosted['answer_to_floor']['p50']} | {hosted['answer_to_floor']['p95']} |",
+        f"| first answer text visible, terminal | {hosted['terminal_first_text_to_floor']['p50']} | "
+        f"{hosted['terminal_first_text_to_floor']['p95']} |",
+        f"| first answer text visible, Slack stream (from the mention's delivery) | "
+        f"{hosted['slack_first_text_to_floor']['p50']} | {hosted['slack_first_text_to_floor']['p95']} |",
+        f"| Slack stream closed (answer, Sources, suggested follow-ups) | "
+        f"{hosted['slack_answer_to_floor']['p50']} | {hosted['slack_answer_to_floor']['p95']} |",
+        "",
+        f"Model calls per question {hosted['model_calls_per_question']}; tokens per question "
+        f"{hosted['prompt_tokens_per_question']} prompt, "
+        f"{hosted['completion_tokens_per_question']} completion. A stalling model (accepts, never "
+        f"answers): slowest answer {stalling['max_seconds']} s, all found and cited: "
+        f"{stalling['all_found_and_cited']}. A model answering 429 (Retry-After: 2) to everything: "
+        f"slowest answer {limited['max_seconds']} s, at most {limited['max_refused_after_first']} refused "
+        "request(s) per question after the first.",
+        "",
+    ]
 
 
 def _repeat_lines(runs: list[dict[str, Any]]) -> list[str]:

@@ -75,6 +75,7 @@ def build_limits(settings: ConferSettings) -> "ResearchLimits":
         branch_timeout=min(settings.branch_timeout, settings.question_timeout),
         routing_ratio=settings.routing_ratio,
         max_rounds=settings.max_rounds,
+        model_deadline=settings.llm_deadline,
     )
 
 
@@ -82,6 +83,7 @@ def build_llm(settings: ConferSettings, metrics: "ConferMetrics") -> "ChatModel 
     """The configured OpenAI-compatible model, or ``None`` (extractive answers) without LLM_MODEL."""
     if not settings.llm_model:
         return None
+    from bot.breaker import build_breaker
     from bot.metrics import MetricsLLMObserver
     from graph.openai_model import build_chat_model  # the openai package loads only when needed
 
@@ -90,6 +92,9 @@ def build_llm(settings: ConferSettings, metrics: "ConferMetrics") -> "ChatModel 
         api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else None,
         model=settings.llm_model,
         observer=MetricsLLMObserver(metrics),
+        breaker=build_breaker(settings.redis_url.get_secret_value() if settings.redis_url else None),
+        stall_seconds=settings.llm_stall,
+        cooldown=settings.llm_cooldown,
     )
 
 

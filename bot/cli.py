@@ -562,7 +562,7 @@ async def _ask_once(
 
     question = question or service.make_question(text, extra_targets=extra)
     out = _console()
-    view = None if as_json else ProgressView(err, service.config)
+    view = None if as_json else ProgressView(err, service.config, answers=out)
     seconds = 0.0
 
     async def on_event(event: ProgressEvent) -> None:
@@ -584,7 +584,7 @@ async def _ask_once(
     if as_json:
         sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
     else:
-        out.print(render_answer(answer, service.config, seconds))
+        out.print(render_answer(answer, service.config, seconds, shown=view.sentences_shown if view else 0))
     return EXIT_OK
 
 

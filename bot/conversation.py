@@ -21,7 +21,7 @@ from bot.progress import Phase, Row, StatusSink, StatusState, StatusWriter
 from bot.render import AnswerFooter, plain_answer, takes_votes
 from bot.scheduler import QuestionScheduler
 from bot.service import QuestionTimeoutError, ResearchService, Surface
-from graph.events import BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent
+from graph.events import BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent, SentenceVerified
 from graph.models import Answer, Question
 
 logger = logging.getLogger(__name__)
@@ -73,6 +73,15 @@ class StreamingThread(Protocol):
 
 
 @runtime_checkable
+class LiveAnswer(Protocol):
+    """A capability some threads have: their status shows a model-written answer as it is
+    verified, sentence by sentence (Slack's stream, the Teams status card)."""
+
+    @property
+    def shows_sentences(self) -> bool: ...
+
+
+@runtime_checkable
 class EditableAnswer(Protocol):
     """A capability some threads have: the answer they posted last can be replaced in place. The
     core uses it to add suggested follow-ups that came after the answer was posted."""
@@ -98,10 +107,15 @@ def done_summary(answer: Answer, seconds: float) -> str:
     )
 
 
-def _progress(writer: StatusWriter) -> Callable[[ProgressEvent], Awaitable[None]]:
+def _progress(writer: StatusWriter, thread: object = None) -> Callable[[ProgressEvent], Awaitable[None]]:
     async def on_event(event: ProgressEvent) -> None:
-        if isinstance(event, PlanReady) and event.collections:
-            writer.update(lambda s: s.rows.update({name: Row() for name in event.collections}))
+        if isinstance(event, SentenceVerified):
+            if isinstance(thread, LiveAnswer) and thread.shows_sentences:
+                writer.update(lambda s: s.answer.append(event.sentence), at_once=True)
+        elif isinstance(event, PlanReady) and event.collections:
+            writer.update(
+                lambda s: s.rows.update({name: s.rows.get(name, Row()) for name in event.collections})
+            )
         elif isinstance(event, BranchStarted):
             writer.update(lambda s: _started(s, event))
         elif isinstance(event, FollowUp):
@@ -167,7 +181,7 @@ async def answer_in_thread(
 
         async with scheduler.slot(on_queued=queued):
             writer.update(lambda s: setattr(s, "phase", "researching"))
-            answer = await service.answer(question, surface=surface, on_event=_progress(writer))
+            answer = await service.answer(question, surface=surface, on_event=_progress(writer, thread))
         footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
         suggesting = asyncio.create_task(_with_suggestions(service, question, answer, footer))
         await asyncio.wait({suggesting}, timeout=SUGGESTIONS_WAIT)

@@ -336,10 +336,12 @@ def _judge(answer: Answer) -> tuple[bool, int, int, list[str]]:
     # A verdict or choice (the first section) is Confer's derived sentence, checked by its rule:
     # only quoted sentences count as supported or not; its citations must still be valid.
     derived = answer.verdict is not None or bool(answer.choice)
+    # A model-written answer is shown as it is verified, so its derived sentence comes last.
+    derived_at = len(answer.sections) - 1 if answer.mode == "llm" else 0
     for index, section in enumerate(answer.sections):
         for sentence in section.sentences:
             cited_here = [by_number[n] for n in sentence.citations if n in by_number]
-            if index == 0 and derived:
+            if index == derived_at and derived:
                 valid = valid and len(cited_here) == len(sentence.citations) and bool(cited_here)
                 continue
             total += 1

@@ -40,6 +40,8 @@ class ConferMetrics:
     dedupe_evictions: Counter
     memory_unavailable: Counter
     slack_stream_fallbacks: Counter
+    llm_breaker_trips: Counter
+    llm_skipped: Counter
 
 
 class MetricsLLMObserver:
@@ -57,6 +59,12 @@ class MetricsLLMObserver:
             self._metrics.llm_tokens.labels("prompt").inc(prompt_tokens)
         if completion_tokens:
             self._metrics.llm_tokens.labels("completion").inc(completion_tokens)
+
+    def breaker_tripped(self, *, reason: str, seconds: float) -> None:
+        self._metrics.llm_breaker_trips.labels(reason).inc()
+
+    def request_skipped(self, *, reason: str) -> None:
+        self._metrics.llm_skipped.labels(reason).inc()
 
 
 def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
@@ -198,6 +206,20 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             "Questions whose streamed Slack reply fell back to a posted-and-edited status, by Slack's error "
             "(a refusal such as not_allowed, or other).",
             ["error"],
+            registry=registry,
+        ),
+        llm_breaker_trips=Counter(
+            "confer_llm_breaker_trips",
+            "Times the model breaker opened (model skipped, answers extractive until it may be asked "
+            "again), by reason: stalled (no first token in time) or rate_limited (429 with Retry-After).",
+            ["reason"],
+            registry=registry,
+        ),
+        llm_skipped=Counter(
+            "confer_llm_skipped",
+            "Model calls not sent, by reason: breaker_open (stalled or rate-limited model), deadline (the "
+            "question's model deadline had passed).",
+            ["reason"],
             registry=registry,
         ),
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from bot.ratelimit import RetryLaterError
-from graph.models import FindingStatus
+from graph.models import AnswerSentence, FindingStatus
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,9 @@ class StatusState:
     follow_ups: dict[tuple[str, str], Row] = field(default_factory=dict)  # (entity, collection)
     summary: str = ""
     searching: str = ""  # a follow-up: the standalone question it was rewritten to
+    # A model-written answer's sentences, each added once it has passed verification (where the
+    # platform shows the answer as it is written: Slack's stream, the Teams status card).
+    answer: list[AnswerSentence] = field(default_factory=list)
 
 
 class StatusSink(Protocol):
@@ -77,6 +80,7 @@ class StatusWriter:
         self._posting = False
         self._hurry = False  # flush(): send the latest state without waiting out the interval
         self._sent = asyncio.Event()  # set after each send (flush() waits on it)
+        self._at_once = False  # update(at_once=True): the next send does not wait out the interval
         self.posted = False
 
     def start(self) -> None:
@@ -84,10 +88,13 @@ class StatusWriter:
         if self._task is None:
             self._task = asyncio.create_task(self._write_loop(), name="confer-status-writer")
 
-    def update(self, change: Callable[[StatusState], None]) -> None:
-        """Change the state; the writer sends it, coalesced with other changes."""
+    def update(self, change: Callable[[StatusState], None], *, at_once: bool = False) -> None:
+        """Change the state; the writer sends it, coalesced with other changes. ``at_once``: the
+        next send does not wait out ``min_interval`` (an answer's verified sentence; the
+        platform's own budget still applies)."""
         change(self.state)
         self._version += 1
+        self._at_once = self._at_once or at_once
         self._changed.set()
 
     async def first_post(self) -> None:
@@ -154,6 +161,11 @@ class StatusWriter:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
+    async def _wait_urgent(self) -> None:
+        while not (self._at_once or self._closing or self._hurry):
+            await self._changed.wait()
+            self._changed.clear()
+
     async def _write_loop(self) -> None:
         while True:
             if self._sent_version == self._version:
@@ -185,8 +197,11 @@ class StatusWriter:
                 self._sent.set()
                 continue
             wait = self._last_sent + self._min_interval - time.monotonic()
-            if wait > 0 and not (self._closing or self._hurry):
-                await asyncio.sleep(wait)
+            if wait > 0 and not (self._closing or self._hurry or self._at_once):
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):  # an urgent change ends the wait early
+                    await asyncio.wait_for(self._wait_urgent(), wait)
+            self._at_once = False
             version = self._version
             try:
                 await self._sink.edit_status(self.state)

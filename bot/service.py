@@ -181,6 +181,8 @@ class ResearchService:
                         )
                     if isinstance(event, LLMFallback):
                         self.metrics.llm_fallbacks.labels(event.stage).inc()
+                        if event.reason == "deadline":
+                            self.metrics.llm_skipped.labels("deadline").inc()
                         logger.warning(
                             "model not used for %s; fell back",
                             event.stage,

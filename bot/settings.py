@@ -65,6 +65,9 @@ class ConferSettings(BaseSettings):
     llm_base_url: str | None = Field(None, validation_alias=_env("LLM_BASE_URL"))
     llm_api_key: SecretStr | None = Field(None, validation_alias=_env("LLM_API_KEY"))
     llm_model: str | None = Field(None, validation_alias=_env("LLM_MODEL"))
+    llm_deadline: float = Field(8.0, gt=0, le=600, validation_alias=_env("CONFER_LLM_DEADLINE_SECONDS"))
+    llm_stall: float = Field(5.0, gt=0, le=120, validation_alias=_env("CONFER_LLM_STALL_SECONDS"))
+    llm_cooldown: float = Field(30.0, gt=0, le=3600, validation_alias=_env("CONFER_LLM_COOLDOWN_SECONDS"))
 
     slack_bot_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
     slack_signing_secret: SecretStr | None = Field(None, validation_alias=_env("SLACK_SIGNING_SECRET"))

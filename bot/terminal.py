@@ -16,8 +16,16 @@ from bot.messages import (
     terminal_researching,
     terminal_summary,
 )
-from bot.render import answer_paragraphs, collection_title, failed_collections, no_answer_text
-from graph.events import AnswerReady, BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent
+from bot.render import answer_paragraphs, cite, collection_title, failed_collections, no_answer_text
+from graph.events import (
+    AnswerReady,
+    BranchFinished,
+    BranchStarted,
+    FollowUp,
+    PlanReady,
+    ProgressEvent,
+    SentenceVerified,
+)
 from graph.models import Answer
 from retrieval.collections import CollectionsConfig
 
@@ -26,14 +34,19 @@ _STYLES = {"ok": "green", "empty": "yellow", "failed": "red", "timeout": "red"}
 
 class ProgressView:
     """One line per collection, updated in place on a terminal or printed line by line elsewhere.
-    Give it the standard error console: progress is not the answer, so ``2>/dev/null`` drops it."""
+    Give it the standard error console: progress is not the answer, so ``2>/dev/null`` drops it;
+    a model-written answer's verified sentences go to ``answers`` (standard output) as they come."""
 
-    def __init__(self, console: Console, config: CollectionsConfig) -> None:
+    def __init__(
+        self, console: Console, config: CollectionsConfig, *, answers: Console | None = None
+    ) -> None:
         self._console = console
+        self._answers = answers or console
         self._config = config
         self._rows: dict[str, BranchFinished | None] = {}
         self._follow_ups: dict[tuple[str, str], BranchFinished | None] = {}
         self._live: Live | None = None
+        self.sentences_shown = 0  # a model-written answer's verified sentences printed so far
 
     def _render(self) -> RenderableType:
         table = Table.grid(padding=(0, 1))
@@ -52,8 +65,15 @@ class ProgressView:
         return table
 
     async def handle(self, event: ProgressEvent) -> None:
-        if isinstance(event, PlanReady):
-            self._rows = {name: None for name in event.collections}
+        if isinstance(event, SentenceVerified):
+            # A verified sentence of the answer: the answer's stream (stdout), not progress.
+            if self.sentences_shown == 0:
+                self.stop()  # the research is over: the answer is being written
+                self._answers.print()
+            self._answers.print(Text(cite(event.sentence)))
+            self.sentences_shown += 1
+        elif isinstance(event, PlanReady):
+            self._rows = {name: self._rows.get(name) for name in event.collections}
             titles = [collection_title(self._config, n) for n in event.collections]
             names = ", ".join(titles)
             if self._console.is_terminal:
@@ -106,14 +126,21 @@ def _status_text(event: BranchFinished) -> Text:
     return Text(f"{label} ({event.seconds:.2f} s)", style=_STYLES[event.status])
 
 
-def render_answer(answer: Answer, config: CollectionsConfig, seconds: float) -> RenderableType:
+def render_answer(
+    answer: Answer, config: CollectionsConfig, seconds: float, *, shown: int = 0
+) -> RenderableType:
+    """The answer, its notes and Sources; ``shown``: how many of its sentences were printed as
+    they were verified (they open the answer, so its first paragraph is not printed again)."""
     parts: list[RenderableType] = [Text()]
     if answer.mode == "direct" and answer.kind == "help":  # the chat surfaces' usage names chat commands
         parts.append(Text(TERMINAL_USAGE + "\n"))
     elif not answer.found:
         gap = "\n" if answer.citations else ""  # a blank line before the closest find's Sources
         parts.append(Text(no_answer_text(answer, config) + gap))
-    for title, text in answer_paragraphs(answer, config):
+    paragraphs = answer_paragraphs(answer, config)
+    if shown and answer.sections and len(answer.sections[0].sentences) == shown:
+        paragraphs = paragraphs[1:]
+    for title, text in paragraphs:
         parts.append(Text.assemble((title, "bold cyan"), "\n", text, "\n") if title else Text(text + "\n"))
     failed = failed_collections(answer, config)
     if failed:

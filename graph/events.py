@@ -1,6 +1,6 @@
 """Progress events written to LangGraph's custom stream while a question is researched."""
 
-from graph.models import Answer, FindingStatus, QuestionKind, Routing, _Frozen
+from graph.models import Answer, AnswerSentence, FindingStatus, QuestionKind, Routing, _Frozen
 
 
 class PlanReady(_Frozen):
@@ -41,9 +41,19 @@ class LLMFallback(_Frozen):
     collection: str = ""
 
 
+class SentenceVerified(_Frozen):
+    """One sentence of a model-written answer, verified as it was written: shown at once. The
+    answer that follows opens with exactly the sentences sent this way, in this order, with these
+    citation numbers."""
+
+    sentence: AnswerSentence
+
+
 class AnswerReady(_Frozen):
     answer: Answer
     seconds: float
 
 
-ProgressEvent = PlanReady | BranchStarted | BranchFinished | FollowUp | LLMFallback | AnswerReady
+ProgressEvent = (
+    PlanReady | BranchStarted | BranchFinished | FollowUp | LLMFallback | SentenceVerified | AnswerReady
+)

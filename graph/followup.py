@@ -61,10 +61,11 @@ _PREPOSITION_RE = re.compile(
     re.IGNORECASE,
 )
 # A follow-up with this few content words of its own, and none of the earlier turn's, leans on the
-# conversation for what it is about ("how many weeks can I take?"): the earlier turn's key terms go
-# with it to the search.
+# conversation for what it is about ("how many weeks can I take?"): the earlier turn's subject, or
+# its last CONTEXT_TERMS content words (where English puts what a statement is about: "… planning
+# my parental leave"), go with it to the search.
 UNDERSPECIFIED_TERMS = 2
-CONTEXT_TERMS = 6
+CONTEXT_TERMS = 2
 _QUESTION_START_RE = re.compile(rf"^(?:{_QUESTION_WORDS}|{_AUX})\b", re.IGNORECASE)
 _PRONOUN_RE = re.compile(
     r"\b(?P<p>it|its|they|them|their|he|him|his|she|her|that|this)\b(?=(?P<after>\s*[?.!,]|\s+\w+|$)?)",
@@ -176,7 +177,7 @@ def _context_terms(text: str, history: Sequence[PriorTurn]) -> str:
     carried = [t for t in dict.fromkeys(terms(source)) if t not in own]
     if not carried or len(carried) < len(set(terms(source))):
         return ""  # the follow-up already says part of it
-    return " ".join(carried[-CONTEXT_TERMS:])
+    return " ".join(carried if previous.subject else carried[-CONTEXT_TERMS:])
 
 
 def _strip_article(text: str) -> str:

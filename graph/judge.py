@@ -1,7 +1,10 @@
-"""The judge: one batched model call per answer for what the guards cannot see (paraphrase,
+"""The judge: a model call on each sentence (or the few completed meanwhile) as the answer streams,
+for what the guards cannot see (paraphrase,
 translation, roles changed together with the wording around them). For each sentence it returns
-a verdict and the exact span of a cited passage that supports it; Confer checks the span verbatim
-and never takes the verdict alone.
+a verdict and the span of a cited passage that supports it, as character offsets (it copies no
+text, so it answers in a few tokens); Confer reads the span from the passage, checks it as a quote
+(at least three words) and never takes the verdict alone. Sentences that are whole sentences of
+their passages are never sent to it: there is nothing for it to check.
 
 ``admit`` combines both: without a judge (none configured, or it failed or timed out) the guards
 decide alone and drop whatever they cannot confirm; with a judge, a sentence needs the judge's
@@ -87,15 +90,21 @@ async def judge(
     verdicts = []
     for i, (_, numbers) in enumerate(items, 1):
         verdict = by_index.get(i)
-        cited = [sources[n] for n in numbers if n in sources]
         if verdict is None or not verdict.supported or verdict.passage not in numbers:
             verdicts.append(Verdict(False, None))
             continue
-        quote = verified_quote(
-            verdict.quote, [sources[verdict.passage]] if verdict.passage in sources else cited
-        )
+        quote = span_quote(sources.get(verdict.passage), verdict.start, verdict.end)
         verdicts.append(Verdict(quote is not None, quote))
     return verdicts
+
+
+def span_quote(passage: Passage | None, start: int, end: int) -> str | None:
+    """The judge's span of ``passage`` (character offsets in its text as shown, which has the
+    same length as the stored text), checked as quotes always were: inside the passage and long
+    enough to state something; else ``None``."""
+    if passage is None or not 0 <= start < end <= len(passage.text):
+        return None
+    return verified_quote(passage.text[start:end], [passage])
 
 
 def looks_english(text: str) -> bool:

@@ -35,6 +35,14 @@ class ResearchTask(_Frozen):
     round: int = 1
     entity: str = ""  # a follow-up's subject: the entity it looks for
     origin: str = ""  # a follow-up's source: the id of the passage that named the entity
+    draft: bool = True  # with a model: whether the model drafts this branch's claims (the best-ranked)
+
+
+class JoinTask(_Frozen):
+    """``join_model``'s assignment: add the model's late work (its plan in round 1, its follow-up
+    proposals after) to this round if it arrives before the round's branches have finished."""
+
+    round: int
 
 
 class Plan(_Frozen):

@@ -1,6 +1,7 @@
 """Graph nodes. Each returns a state update and reports progress on the custom stream."""
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Sequence
@@ -11,7 +12,7 @@ from langgraph.types import Send, StreamWriter
 from graph.context import GraphContext
 from graph.drafting import draft_with_llm
 from graph.elsewhere import search_elsewhere
-from graph.events import BranchFinished, BranchStarted, FollowUp, LLMFallback, PlanReady
+from graph.events import BranchFinished, BranchStarted, FollowUp, LLMFallback, PlanReady, SentenceVerified
 from graph.extractive import draft_claims
 from graph.llm import ChatModel, LLMError
 from graph.meaning import answer_by_meaning
@@ -20,6 +21,7 @@ from graph.models import (
     Claim,
     CollectionOutcome,
     Finding,
+    JoinTask,
     Plan,
     QueryHits,
     Question,
@@ -56,6 +58,7 @@ from retrieval.passages import Passage
 logger = logging.getLogger(__name__)
 
 DIRECT_KINDS = ("greeting", "thanks", "help")
+DRAFT_MARGIN = 0.25  # seconds of a branch's budget kept for its extractive claims after a draft
 ROUTES_PER_LEAD = 2
 
 
@@ -72,8 +75,17 @@ async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str
         allowed = [context.collections[n] for n in allowed_names(question, context.collections)]
         scores = await context.backend.probe(allowed, question.text, meaning=question.text)
     result = plan_research(question, kind, context.collections, scores, context.limits)
-    if context.llm is not None and result.tasks:
-        result = await _plan_with_model(context, context.llm, question, result, runtime)
+    join = False
+    if context.llm is not None and context.work is not None and result.tasks:
+        # The rule-based plan's searches start now; the model's plan, asked at the same time,
+        # joins this round when it comes (``join_model``) and may add collections to it.
+        result = _drafted(result, context.limits.drafted_branches)
+        context.work.base[1] = result
+        context.work.expect(1, len(result.tasks))
+        context.work.plan = asyncio.create_task(
+            _plan_with_model(context, context.llm, question, result), name="confer-model-plan"
+        )
+        join = True
     runtime.stream_writer(
         PlanReady(
             kind=result.kind,
@@ -81,13 +93,13 @@ async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str
             collections=tuple(t.collection for t in result.tasks),
         )
     )
-    return {"plan": result, "round": 1, "round_started": time.monotonic(), "follow_ups": ()}
+    return {"plan": result, "round": 1, "round_started": time.monotonic(), "follow_ups": (), "join": join}
 
 
 async def _plan_with_model(
-    context: GraphContext, llm: ChatModel, question: Question, heuristic: Plan, runtime: Runtime[GraphContext]
-) -> Plan:
-    """The model's plan within the rules, or the heuristic plan when it fails or says nothing usable."""
+    context: GraphContext, llm: ChatModel, question: Question, heuristic: Plan
+) -> tuple[Plan | None, str]:
+    """The model's plan within the rules, or ``None`` and why when it fails or says nothing usable."""
     if heuristic.routing in ("explicit", "channel_default"):
         candidates = [context.collections[t.collection] for t in heuristic.tasks]
     else:
@@ -102,13 +114,18 @@ async def _plan_with_model(
             ),
         )
     except LLMError as exc:
-        runtime.stream_writer(LLMFallback(stage="plan", reason=exc.reason))
-        return heuristic
+        return None, exc.reason
     planned = plan_from_model(output, question, heuristic, context.collections, context.limits)
     if planned is None:
-        runtime.stream_writer(LLMFallback(stage="plan", reason="no usable collections"))
-        return heuristic
-    return planned
+        return None, "no usable collections"
+    return planned, ""
+
+
+def _drafted(plan_: Plan, branches: int) -> Plan:
+    """The plan with only its ``branches`` best-ranked tasks (the first: routing ranks them) drafted
+    by the model; the others' claims are extractive."""
+    tasks = tuple(t.model_copy(update={"draft": i < branches}) for i, t in enumerate(plan_.tasks))
+    return plan_.model_copy(update={"tasks": tasks})
 
 
 async def dispatch(state: ResearchState) -> list[Send] | str:
@@ -117,7 +134,8 @@ async def dispatch(state: ResearchState) -> list[Send] | str:
     tasks = state["plan"].tasks
     if not tasks:
         return "respond_directly"
-    return [Send("research", task) for task in tasks]
+    joined = [Send("join_model", JoinTask(round=1))] if state.get("join") else []
+    return [*(Send("research", task) for task in tasks), *joined]
 
 
 async def follow_up(state: ResearchState) -> list[Send] | str:
@@ -125,7 +143,8 @@ async def follow_up(state: ResearchState) -> list[Send] | str:
     tasks = state.get("follow_ups", ())
     if not tasks:
         return "synthesize"
-    return [Send("research", task) for task in tasks]
+    joined = [Send("join_model", JoinTask(round=state.get("round", 2)))] if state.get("join") else []
+    return [*(Send("research", task) for task in tasks), *joined]
 
 
 async def _gather(
@@ -181,18 +200,19 @@ async def investigate(
     claims: list[Claim] | None = None
     dropped = 0
     drop_reasons: tuple[str, ...] = ()
-    if context.llm is not None:
+    if context.llm is not None and task.draft:
+        # The draft's budget ends before the branch's: a slow or failed draft leaves the passages
+        # already found to extractive claims, never the branch to a time-out.
+        budget = min(context.limits.draft_timeout, deadline - time.monotonic() - DRAFT_MARGIN)
         try:
             claims, drop_reasons = await draft_with_llm(
                 context.llm,
                 task.focus or task.question,
                 passages,
                 limit=limit,
-                time_budget=deadline - time.monotonic(),
+                time_budget=budget,
             )
         except LLMError as exc:
-            if exc.reason == "timeout":
-                raise TimeoutError from None  # the model ran past the branch's budget
             writer(LLMFallback(stage="draft", reason=exc.reason, collection=task.collection))
         else:
             dropped = len(drop_reasons)
@@ -218,15 +238,25 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
     """One sub-agent; its input is the ``ResearchTask`` it was sent. Its failure or timeout becomes
     a ``Finding`` that says so; it never raises for a backend or model problem, so one bad
     collection cannot sink the answer."""
-    task = state
-    context = runtime.context
-    runtime.stream_writer(BranchStarted(collection=task.collection, round=task.round, entity=task.entity))
+    found = False
+    try:
+        finding = await run_branch(state, runtime.context, runtime.stream_writer)
+        found = bool(finding.passages)
+        return {"findings": [finding]}
+    finally:
+        if runtime.context.work is not None:
+            runtime.context.work.finished(state.round, found=found)
+
+
+async def run_branch(task: ResearchTask, context: GraphContext, writer: StreamWriter) -> Finding:
+    """One research branch from start to finish, with its progress events."""
+    writer(BranchStarted(collection=task.collection, round=task.round, entity=task.entity))
     started = time.monotonic()
     reserve = 2.0 if context.llm is not None else 0.2  # room left for synthesis
     budget = context.budget(context.limits.branch_timeout, reserve=reserve)
     try:
         async with asyncio.timeout(budget):
-            finding = await investigate(context, task, started + budget, runtime.stream_writer)
+            finding = await investigate(context, task, started + budget, writer)
     except TimeoutError:
         finding = Finding(collection=task.collection, status="timeout", reason="time budget exceeded")
     except CollectionNotIndexedError:
@@ -246,7 +276,7 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
     finding = finding.model_copy(
         update={"seconds": seconds, "round": task.round, "entity": task.entity, "origin": task.origin}
     )
-    runtime.stream_writer(
+    writer(
         BranchFinished(
             collection=finding.collection,
             status=finding.status,
@@ -258,7 +288,7 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
             links=_links(finding.passages),
         )
     )
-    return {"findings": [finding]}
+    return finding
 
 
 def _links(passages: Sequence[Passage]) -> tuple[tuple[str, str], ...]:
@@ -316,11 +346,10 @@ async def _propose_with_model(
     findings: Sequence[Finding],
     candidates: tuple[str, ...],
     fallback_origin: str,
-    runtime: Runtime[GraphContext],
-) -> list[tuple[Lead, str]] | None:
-    """The model's follow-ups, validated; ``None`` (use the heuristic) when it fails."""
+) -> tuple[list[tuple[Lead, str]] | None, str]:
+    """The model's follow-ups, validated; ``None`` and why when it fails or proposes nothing usable."""
     if not any(f.claims for f in findings):
-        return None
+        return None, ""
     user, sources = reflect_message(
         question.text, findings, {n: context.collections[n].title for n in candidates}
     )
@@ -334,13 +363,142 @@ async def _propose_with_model(
             ),
         )
     except LLMError as exc:
-        runtime.stream_writer(LLMFallback(stage="reflect", reason=exc.reason))
-        return None
+        return None, exc.reason
     proposals = validate_proposals(output, candidates, sources, fallback_origin, context.limits.follow_ups)
     if proposals is None:
-        runtime.stream_writer(LLMFallback(stage="reflect", reason="no usable follow-ups"))
-        return None
-    return [(p.lead, p.collection) for p in proposals]
+        return None, "no usable follow-ups"
+    return [(p.lead, p.collection) for p in proposals], ""
+
+
+def _follow_up_tasks(
+    question: Question, routed: Sequence[tuple[Lead, str]], number: int, searched: set[tuple[str, str]]
+) -> tuple[ResearchTask, ...]:
+    return tuple(
+        ResearchTask(
+            collection=collection,
+            queries=(lead.query,),
+            focus=lead.entity,
+            question=question.text,
+            round=number + 1,
+            entity=lead.entity,
+            origin=lead.origin,
+            draft=False,  # a follow-up's passages are quoted: no second wave of drafts to wait for
+        )
+        for lead, collection in routed
+        if (lead.entity.lower(), collection) not in searched
+    )
+
+
+async def join_model(state: JoinTask, runtime: Runtime[GraphContext]) -> dict[str, object]:
+    """The model's late work for a round: its plan (round 1: collections the rule-based plan did
+    not choose) or its follow-up proposals (later rounds: targets the rule-based follow-ups did not
+    cover). Taken when it arrives before the round's research branches have all finished, then
+    researched here as branches of that round; otherwise left (the rules' work stands)."""
+    task = state
+    context = runtime.context
+    work = context.work
+    pending = None if work is None else (work.plan if task.round == 1 else work.follow_ups)
+    if work is None or pending is None:
+        return {}
+    stage = "plan" if task.round == 1 else "reflect"
+    round_over = asyncio.ensure_future(work.round_done(task.round))
+    try:
+        await asyncio.wait(
+            {pending, round_over},
+            timeout=context.budget(context.limits.branch_timeout),
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+    finally:
+        round_over.cancel()
+    if not pending.done() and task.round == 1 and not work.found(1):
+        # The rules' searches found nothing: the model's plan (a query in the documents' language,
+        # another collection) is all there is left to wait for.
+        await asyncio.wait({pending}, timeout=context.budget(context.limits.plan_timeout))
+    if not pending.done():
+        pending.cancel()
+        runtime.stream_writer(LLMFallback(stage=stage, reason="after its round"))
+        return {}
+    if pending.cancelled():
+        return {}
+    result, reason = pending.result()
+    if result is None:
+        if reason:
+            runtime.stream_writer(LLMFallback(stage=stage, reason=reason))
+        return {}
+    if task.round == 1:
+        # Whether the rules' searches found anything decides how the plan's additions are drafted:
+        # wait for them (they are this round's own branches, so this costs the round nothing).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(work.round_done(1), context.budget(context.limits.branch_timeout))
+        return await _join_plan(context, work.base[1], result, runtime.stream_writer, fresh=not work.found(1))
+    return await _join_follow_ups(context, work.base.get(task.round, ()), result, task.round, runtime)
+
+
+async def _join_plan(
+    context: GraphContext, base: Plan, planned: Plan, writer: StreamWriter, *, fresh: bool
+) -> dict[str, object]:
+    """What the model's plan adds, searched now: the collections it adds, and its queries for
+    planned collections (a query in the language a collection's documents are in, say) whose
+    searches find passages. ``fresh``: the rules' searches found nothing, so these are drafted like
+    the plan's best branches; otherwise their claims are quoted (the round's drafts are running) and
+    a planned collection's extra query adds passages only."""
+    planned_tasks = {t.collection: t for t in base.tasks}
+    added = tuple(
+        t.model_copy(update={"draft": fresh}) for t in planned.tasks if t.collection not in planned_tasks
+    )
+    requeried = tuple(
+        t.model_copy(update={"draft": fresh, "queries": t.queries if fresh else new})
+        for t in planned.tasks
+        if t.collection in planned_tasks
+        and (new := tuple(q for q in t.queries if q not in planned_tasks[t.collection].queries))
+    )
+    if not added and not requeried:
+        return {}
+    update: dict[str, object] = {}
+    if added:
+        wider = base.model_copy(update={"tasks": (*base.tasks, *added)})
+        writer(
+            PlanReady(
+                kind=wider.kind, routing=wider.routing, collections=tuple(t.collection for t in wider.tasks)
+            )
+        )
+        update["plan"] = wider
+    found = await asyncio.gather(
+        *(run_branch(t, context, writer) for t in added),
+        *(run_branch(t, context, _quiet) for t in requeried),  # more of a branch already shown
+    )
+    # A planned collection's extra query adds its passages only when it found some.
+    extra = [
+        f if fresh else f.model_copy(update={"claims": ()}) for f in found[len(added) :] if f.status == "ok"
+    ]
+    update["findings"] = [*found[: len(added)], *extra]
+    return update
+
+
+def _quiet(event: object) -> None:
+    """A stream writer that shows nothing."""
+
+
+async def _join_follow_ups(
+    context: GraphContext,
+    base: Sequence[ResearchTask],
+    routed: Sequence[tuple[Lead, str]],
+    number: int,
+    runtime: Runtime[GraphContext],
+) -> dict[str, object]:
+    """The model's follow-ups the rule-based ones did not cover, searched now in their round."""
+    question = base[0].question if base else ""
+    searched = {(t.entity.lower(), t.collection) for t in base}
+    tasks = (
+        _follow_up_tasks(Question(text=question, allowed=()), routed, number - 1, searched)
+        if question
+        else ()
+    )
+    if not tasks:
+        return {}
+    runtime.stream_writer(FollowUp(round=number, targets=tuple((t.entity, t.collection) for t in tasks)))
+    findings = await asyncio.gather(*(run_branch(t, context, runtime.stream_writer) for t in tasks))
+    return {"findings": list(findings)}
 
 
 async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, object]:
@@ -353,7 +511,7 @@ async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[
     findings = state.get("findings", [])
     tasks = plan_.tasks if number == 1 else state.get("follow_ups", ())
     elapsed = time.monotonic() - state.get("round_started", time.monotonic())
-    update: dict[str, object] = {"rounds": [_round_summary(tasks, elapsed)], "follow_ups": ()}
+    update: dict[str, object] = {"rounds": [_round_summary(tasks, elapsed)], "follow_ups": (), "join": False}
     if number >= context.limits.max_rounds:
         return update
     reserve = 2.0 if context.llm is not None else 0.2
@@ -366,45 +524,37 @@ async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[
     candidates = tuple(n for n in follow_up_collections(question, plan_, context) if n not in unavailable)
     if not ranked or not candidates:
         return update
-    routed: list[tuple[Lead, str]] | None = None
-    if context.llm is not None:
-        current = [f for f in findings if f.round == number]
-        routed = await _propose_with_model(
-            context, context.llm, question, current, candidates, ranked[0].id, runtime
-        )
-    if routed is None:
-        covered = [
-            *(t.focus for t in plan_.tasks if t.focus),
-            *(f"{c.name.replace('_', ' ')} {c.title}" for c in context.collections.values()),
-        ]
-        leads = heuristic_leads(question, plan_.kind, plan_.sides, ranked, context.limits.follow_ups, covered)
-        asked = {(t.entity.lower(), t.collection) for t in plan_.tasks}
-        try:
-            routed = await _route_leads(context, leads, candidates)
-        except RetrievalError:
-            return update  # routing failed: answer with what the first rounds found
-        routed = [(lead, c) for lead, c in routed if (lead.entity.lower(), c) not in asked]
+    covered = [
+        *(t.focus for t in plan_.tasks if t.focus),
+        *(f"{c.name.replace('_', ' ')} {c.title}" for c in context.collections.values()),
+    ]
+    leads = heuristic_leads(question, plan_.kind, plan_.sides, ranked, context.limits.follow_ups, covered)
+    asked = {(t.entity.lower(), t.collection) for t in plan_.tasks}
+    try:
+        routed = await _route_leads(context, leads, candidates)
+    except RetrievalError:
+        return update  # routing failed: answer with what the first rounds found
+    routed = [(lead, c) for lead, c in routed if (lead.entity.lower(), c) not in asked]
     kept = keep_second(question, plan_.sides, ranked, [lead for lead, _ in routed])
     routed = [(lead, collection) for lead, (_, collection) in zip(kept, routed, strict=True)]
     searched = {(f.entity.lower(), f.collection) for f in findings if f.entity}
-    follow_ups = tuple(
-        ResearchTask(
-            collection=collection,
-            queries=(lead.query,),
-            focus=lead.entity,
-            question=question.text,
-            round=number + 1,
-            entity=lead.entity,
-            origin=lead.origin,
-        )
-        for lead, collection in routed
-        if (lead.entity.lower(), collection) not in searched
-    )
+    follow_ups = _follow_up_tasks(question, routed, number, searched)
     if follow_ups:
         runtime.stream_writer(
             FollowUp(round=number + 1, targets=tuple((t.entity, t.collection) for t in follow_ups))
         )
         update.update({"follow_ups": follow_ups, "round": number + 1, "round_started": time.monotonic()})
+        if context.llm is not None and context.work is not None:
+            # The rules' follow-ups start at once; the model's proposals, asked now, join their
+            # round if they come before its branches have finished (``join_model``).
+            current = [f for f in findings if f.round == number]
+            context.work.follow_ups = asyncio.create_task(
+                _propose_with_model(context, context.llm, question, current, candidates, ranked[0].id),
+                name="confer-model-follow-ups",
+            )
+            context.work.base[number + 1] = follow_ups
+            context.work.expect(number + 1, len(follow_ups))
+            update["join"] = True
     return update
 
 
@@ -429,7 +579,13 @@ def outcomes_across_rounds(answer: Answer, findings: Sequence[Finding]) -> tuple
 async def synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str, Answer]:
     """The answer from every round's findings, with the rounds it took."""
     answer = await _synthesize(state, runtime)
-    answer = with_verdict(question_of(state["plan"]), state["plan"], answer)
+    verdicted = with_verdict(question_of(state["plan"]), state["plan"], answer)
+    if answer.mode == "llm" and len(verdicted.sections) > len(answer.sections):
+        # A model-written answer was shown as it was verified: its verdict comes after it.
+        verdicted = verdicted.model_copy(
+            update={"sections": (*verdicted.sections[1:], verdicted.sections[0])}
+        )
+    answer = verdicted
     findings = state.get("findings", [])
     if any(f.round > 1 for f in findings):
         first = [f for f in findings if f.round == 1]
@@ -453,6 +609,7 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
                 findings,
                 context.limits,
                 time_budget=context.budget(context.limits.synthesis_timeout, reserve=0.1),
+                on_sentence=lambda sentence: runtime.stream_writer(SentenceVerified(sentence=sentence)),
             )
         except LLMError as exc:
             runtime.stream_writer(LLMFallback(stage="synthesis", reason=exc.reason))

@@ -18,11 +18,12 @@ PLAN_PROMPT = (
 )
 
 DRAFT_PROMPT = (
-    "You extract facts from numbered passages to help answer a question. Reply with JSON only: "
-    '{"claims": [{"text": <one short factual sentence>, "passages": [<numbers of the passages that '
-    "state it>]}]}. Every claim must be stated by the passages it cites, using their wording where "
-    "possible; cite at least one passage; do not combine facts the passages do not state; at most "
-    "{max_claims} claims; an empty list if the passages do not help. " + UNTRUSTED_RULES
+    "You pick the facts in numbered passages that help answer a question. Reply with JSON only: "
+    '{"claims": [{"passage": <number of the passage>, "start": <character offset in that '
+    'passage\'s text where the words stating the fact begin>, "end": <character offset where they '
+    "end>}]}. Offsets count characters of the passage's text from 0 (the first character after "
+    "its opening tag's line break); do not copy the words. At most {max_claims} claims; an empty "
+    "list if the passages do not help. " + UNTRUSTED_RULES
 )
 
 SYNTHESIS_PROMPT = (
@@ -54,9 +55,11 @@ JUDGE_PROMPT = (
     "roles, same negation, nothing stronger (no added only/all/never/first or comparison). The "
     "sentence may be in another language than the passages. Reply with JSON only: "
     '{"verdicts": [{"i": <sentence number>, "supported": true|false, "passage": <number of the '
-    'passage that states it>, "quote": <the exact words of that passage that state it, copied '
-    "character for character, in the passage's language>}]}. If no exact words of a cited passage "
-    "state the sentence, answer supported false. " + UNTRUSTED_RULES
+    'passage that states it>, "start": <character offset in that passage\'s text where the words '
+    'stating it begin>, "end": <character offset where they end>}]}. Offsets count characters of '
+    "the passage's text from 0 (the first character after its opening tag's line break); do not "
+    "copy the words. If no words of a cited passage state the sentence, answer supported false. "
+    + UNTRUSTED_RULES
 )
 
 SUGGEST_PROMPT = (

@@ -2,13 +2,15 @@
 
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
 from graph.builder import ResearchGraph
-from graph.context import GraphContext
+from graph.context import GraphContext, ModelWork
 from graph.events import AnswerReady, ProgressEvent
+from graph.llm import QuestionModel
 from graph.models import Question
 from graph.state import ResearchState
 
@@ -27,16 +29,27 @@ async def stream_research(
     ``sequential`` runs one branch at a time (for benchmarks that contrast it with fan-out).
     """
     started = time.monotonic()
+    if context.llm is not None and not isinstance(context.llm, QuestionModel):
+        # This question's view of the model: its stages end by the model deadline, and a model that
+        # stalled or refused is not asked again in this question.
+        deadline = started + context.limits.model_deadline
+        if context.deadline is not None:
+            deadline = min(deadline, context.deadline)
+        context = replace(context, llm=QuestionModel(context.llm, deadline=deadline), work=ModelWork())
     config: RunnableConfig = {"recursion_limit": RECURSION_LIMIT}
     if sequential:
         config["max_concurrency"] = 1
     final: dict[str, Any] = {}
     state: ResearchState = {"question": question}
-    async for mode, chunk in graph.astream(
-        state, config=config, context=context, stream_mode=["custom", "values"]
-    ):
-        if mode == "custom":
-            yield cast(ProgressEvent, chunk)
-        elif mode == "values":
-            final = cast(dict[str, Any], chunk)
+    try:
+        async for mode, chunk in graph.astream(
+            state, config=config, context=context, stream_mode=["custom", "values"]
+        ):
+            if mode == "custom":
+                yield cast(ProgressEvent, chunk)
+            elif mode == "values":
+                final = cast(dict[str, Any], chunk)
+    finally:
+        if context.work is not None:
+            context.work.cancel()  # model calls the answer no longer waits for
     yield AnswerReady(answer=final["answer"], seconds=round(time.monotonic() - started, 4))

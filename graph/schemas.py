@@ -17,8 +17,14 @@ class PlanOutput(BaseModel):
 
 
 class DraftClaim(BaseModel):
-    text: str
+    """A claim as the span of one passage (``passage``, ``start``, ``end``: character offsets in its
+    text), which Confer quotes; or, from a model that writes one, a sentence citing ``passages``."""
+
+    text: str = ""
     passages: list[int] = Field(default_factory=list)
+    passage: int = 0
+    start: int = -1
+    end: int = -1
 
 
 class DraftOutput(BaseModel):
@@ -33,7 +39,8 @@ class JudgeVerdict(BaseModel):
     i: int
     supported: bool = False
     passage: int = 0
-    quote: str = ""
+    start: int = -1  # the supporting span: character offsets in that passage's text, end exclusive
+    end: int = -1
 
 
 class JudgeOutput(BaseModel):

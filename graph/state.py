@@ -15,3 +15,4 @@ class ResearchState(TypedDict, total=False):
     round_started: float  # time.monotonic() when that round was sent
     follow_ups: tuple[ResearchTask, ...]  # what ``reflect`` sends next; empty: synthesize
     rounds: Annotated[list[ResearchRound], operator.add]
+    join: bool  # with a model: the round being sent gets a ``join_model`` branch for its late work

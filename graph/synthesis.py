@@ -2,18 +2,18 @@
 merged, claims grouped by collection, citations numbered [1]…[n] in order of first use, and every
 citation checked against the passages retrieved in this run."""
 
+import contextlib
 import logging
 import math
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from graph.citations import best_quote, check, is_supported, split_cited
+from graph.citations import best_quote, is_supported
 from graph.context import ResearchLimits
 from graph.extractive import MAX_WORDS, MIN_WORDS, is_heading, jaccard
-from graph.judge import admit, judge, judgeable
-from graph.llm import ChatModel
+from graph.llm import ChatModel, LLMError
 from graph.models import (
     Answer,
     AnswerSection,
@@ -38,7 +38,7 @@ from graph.relevance import (
     offers_answer,
     term_coverage,
 )
-from graph.schemas import AnswerOutput
+from graph.streaming import JsonStringField, SentenceVerifier, StreamedSentence, complete_sentences
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.passages import Passage
 from retrieval.text import sentence_analysis, stems, tokens, words
@@ -667,11 +667,15 @@ async def synthesize_with_llm(
     limits: ResearchLimits,
     *,
     time_budget: float,
+    on_sentence: Callable[[AnswerSentence], None] | None = None,
 ) -> tuple[Answer | None, int]:
-    """The model writes the answer from the verified claims only; every sentence it writes is
-    checked again against the passages its ``[n]`` point to: by the guards, and by one batched
-    judge call whose quotes are checked verbatim (``graph.judge``). A sentence either cannot
-    confirm is dropped. Returns ``None`` (use the extractive answer) when nothing survives."""
+    """The model writes the answer from the verified claims only, streamed; every sentence it
+    writes is checked again, as soon as it is complete, against the passages its ``[n]`` point to:
+    by the guards, and by the judge for what they cannot settle (``graph.streaming``). A sentence
+    either cannot confirm is dropped; each one that passes goes to ``on_sentence`` at once, in
+    order, numbered as in the final answer. If the stream breaks off (time-out, the question's
+    model deadline), the sentences verified so far are the answer. Returns ``None`` (use the
+    extractive answer) when nothing survives."""
     selection = choose_claims(plan, findings, limits)
     selected = selection.claims
     if _other_language(question, findings):
@@ -693,45 +697,55 @@ async def synthesize_with_llm(
             f'<claim collection="{collection}">{quote_untrusted(claim.text)}</claim> {"".join(markers)}'
         )
     sources = {n: retrieved[pid] for pid, n in numbers.items()}
-    started = time.monotonic()
-    output = await llm.complete_json(
-        system=SYNTHESIS_PROMPT,
-        user=f"Question: {quote_untrusted(question)}\n\n" + "\n".join(lines),
-        schema=AnswerOutput,
-        time_budget=time_budget,
-    )
-    written = split_cited(output.answer)
-    items = [(text, cites) for text, cites in written if cites and all(n in sources for n in cites)]
-    reasons = [check(text, [sources[n].text for n in cites]) for text, cites in items]
-    to_judge = [
-        i for i, (item, reason) in enumerate(zip(items, reasons, strict=True)) if judgeable(item[0], reason)
-    ]
-    judged = await judge(
-        llm, [items[i] for i in to_judge], sources, time_budget=time_budget - (time.monotonic() - started)
-    )
-    verdicts = dict(zip(to_judge, judged, strict=True)) if judged is not None else {}
     renumbered: dict[str, int] = {}
     citations: list[Citation] = []
     sentences: list[AnswerSentence] = []
-    reasons_dropped: list[str] = ["unsupported"] * (len(written) - len(items))  # bad or no [n]
-    for index, (text, cited_numbers) in enumerate(items):
-        cited = [sources[n] for n in cited_numbers]
-        verdict = verdicts.get(index)
-        reason = admit(text, cited, reasons[index], verdict)
-        if reason is not None:
-            logger.debug("dropped a model sentence: %s", reason)
-            reasons_dropped.append(reason)
-            continue
+
+    def release(item: StreamedSentence) -> None:
+        cited = [sources[n] for n in item.numbers]
         for passage in cited:
             if passage.id not in renumbered:
                 renumbered[passage.id] = len(citations) + 1
-                quote = verdict.quote if verdict and verdict.quote else None
+                quote = item.verdict.quote if item.verdict and item.verdict.quote else None
                 if quote is None or quote not in " ".join(passage.text.split()):
-                    quote = best_quote(text, passage)
+                    quote = best_quote(item.text, passage)
                 citations.append(Citation(n=renumbered[passage.id], passage=passage, quote=quote))
-        sentences.append(
-            AnswerSentence(text=text, citations=tuple(dict.fromkeys(renumbered[p.id] for p in cited)))
+        sentence = AnswerSentence(
+            text=item.text, citations=tuple(dict.fromkeys(renumbered[p.id] for p in cited))
         )
+        sentences.append(sentence)
+        if on_sentence is not None:
+            on_sentence(sentence)
+
+    verifier = SentenceVerifier(llm, sources, time.monotonic() + time_budget, release)
+    written = JsonStringField()
+    done = 0
+    stream = llm.stream_text(
+        system=SYNTHESIS_PROMPT,
+        user=f"Question: {quote_untrusted(question)}\n\n" + "\n".join(lines),
+        time_budget=time_budget,
+    )
+    try:
+        try:
+            async with contextlib.aclosing(stream):
+                async for piece in stream:
+                    ready, done = complete_sentences(written.feed(piece), done, final=written.closed)
+                    for text, cites in ready:
+                        verifier.add(text, cites)
+        except LLMError as exc:
+            if not verifier.sentences:
+                raise
+            logger.info("the answer broke off (%s); keeping what was verified", exc.reason)
+        else:
+            if not written.found:
+                raise LLMError(reason="invalid_output")
+            ready, done = complete_sentences(written.value, done, final=True)
+            for text, cites in ready:
+                verifier.add(text, cites)
+        await verifier.finish()
+    finally:
+        verifier.cancel()
+    reasons_dropped = [s.dropped for s in verifier.sentences if s.dropped is not None]
     dropped = len(reasons_dropped)
     if dropped:
         logger.info("dropped %d unsupported model sentences", dropped)

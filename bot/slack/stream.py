@@ -212,6 +212,13 @@ class StreamedSlackThread(SlackThread):
     stream_ts: str | None = None
     _stopped: bool = False
     _sent: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _shown: str = ""  # the answer's text appended so far: verified sentences only
+    _shown_sentences: int = 0
+
+    @property
+    def shows_sentences(self) -> bool:
+        """A model-written answer's verified sentences join the stream as they come."""
+        return self.streaming
 
     @property
     def can_stream(self) -> bool:
@@ -262,6 +269,16 @@ class StreamedSlackThread(SlackThread):
     def _changes(self, state: StatusState) -> dict[str, dict[str, Any]]:
         return {k: c for k, c in plan_chunks(state, self.config).items() if self._sent.get(k) != c}
 
+    def _new_sentences(self, state: StatusState) -> tuple[str, int]:
+        """The answer's text for the verified sentences not appended yet, and how many there are
+        in all: each as ``answer_markdown`` writes it, so the final answer continues this text."""
+        text = "".join(
+            (" " if n else "") + neutralize_markdown(cite(sentence))
+            for n, sentence in enumerate(state.answer)
+            if n >= self._shown_sentences
+        )
+        return text, len(state.answer)
+
     async def edit_status(self, state: StatusState) -> None:
         if not self.streaming:
             if self.status_ts is None:  # the stream broke off: the status is posted as a message now
@@ -270,15 +287,21 @@ class StreamedSlackThread(SlackThread):
                 await super().edit_status(state)
             return
         changes = self._changes(state)
-        if not changes:
+        text, shown = self._new_sentences(state)
+        if not changes and not text:
             return
+        chunks = list(changes.values())
+        if text:
+            chunks.append(MarkdownTextChunk(text=text).to_dict())
         try:
-            await self._append(list(changes.values()))
+            await self._append(chunks)
         except SlackCallError as error:
             await self._break_off(error.error)
             await super().post_status(state)
             return
         self._sent.update(changes)
+        self._shown += text
+        self._shown_sentences = shown
 
     async def _append(self, chunks: list[dict[str, Any]]) -> None:
         """One ``chat.appendStream`` within the workspace's budget; a 429 pauses the budget and is
@@ -311,7 +334,12 @@ class StreamedSlackThread(SlackThread):
         pieces of at most 12,000 characters, the last of them with ``chat.stopStream`` when the
         footer is ready; when it is not (a model still writing suggestions), the whole text is
         appended first and the stream stops once the footer comes."""
-        pieces = split_markdown(answer_markdown(answer, self.config))
+        full = answer_markdown(answer, self.config)
+        if self._shown and not full.startswith(self._shown):  # never expected: say it, show it all
+            logger.warning("the answer does not continue the sentences streamed before it")
+        elif self._shown:
+            full = full[len(self._shown) :]  # the verified sentences are already in the stream
+        pieces = split_markdown(full)
         changes = list(self._changes(state).values())
         ready_now = footer.done()
         try:

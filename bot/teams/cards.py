@@ -82,10 +82,15 @@ def _row_line(title: str, row: Row) -> str:
 
 
 def status_card(state: StatusState, config: CollectionsConfig) -> Card:
+    """The status lines and, while a model-written answer is being verified, its sentences that
+    passed so far (the answer card that follows repeats them with their Sources)."""
     lines = status_lines(state, config)
     body = [_text(lines[0], weight="Bolder")]
     body.extend(_text(line, spacing="Small") for line in lines[1:])
-    return _card(body)
+    if state.answer and state.phase not in FINAL_PHASES:
+        sentences = [cite(s.model_copy(update={"text": neutralize(s.text)})) for s in state.answer]
+        body.append(_text(" ".join(sentences), spacing="Medium"))
+    return _fit(_card(body))
 
 
 def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter | None = None) -> Card:

@@ -65,6 +65,8 @@ class TeamsThread:
     status_id: str | None = None
     answer_id: str | None = None
 
+    shows_sentences = True  # the status card shows a model-written answer as it is verified
+
     async def post_status(self, state: StatusState) -> None:
         card = status_card(state, self.service.config)
         self.status_id = await self.client.reply(

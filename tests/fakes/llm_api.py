@@ -16,6 +16,7 @@ import asyncio
 import itertools
 import json
 import re
+import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ class Reply:
 def stage_of(system: str) -> Stage:
     if system.startswith("You plan"):
         return "plan"
-    if system.startswith("You extract"):
+    if system.startswith(("You pick", "You extract")):
         return "draft"
     if system.startswith("You check"):
         return "judge"
@@ -79,7 +80,11 @@ def faithful_draft(user: str) -> str:
             if overlap and len(sentence.split()) >= 5:
                 scored.append((overlap, int(number), sentence))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    claims = [{"text": s, "passages": [n]} for _, n, s in scored[:2]]
+    texts = dict(passages)
+    claims = []
+    for _, n, sentence in scored[:2]:  # each as its passage span, by character offsets
+        start = texts[str(n)].find(sentence)
+        claims.append({"passage": n, "start": start, "end": start + len(sentence)})
     return json.dumps({"claims": claims})
 
 
@@ -93,10 +98,10 @@ def faithful_answer(user: str) -> str:
 
 
 def _judged(user: str, *, honest: bool) -> str:
-    """Verdicts quoting, for each sentence, the cited passage sentence sharing most of its words
-    and numbers. Honest: supported only if that sentence shares most of them (for a sentence in
-    another language, all of its numbers, as a stand-in for reading the translation); a liar says
-    yes to every sentence, quoting the closest passage sentence."""
+    """Verdicts pointing (by character offsets) at, for each sentence, the cited passage sentence
+    sharing most of its words and numbers. Honest: supported only if that sentence shares most of
+    them (for a sentence in another language, all of its numbers, as a stand-in for reading the
+    translation); a liar says yes to every sentence, pointing at the closest passage sentence."""
     passages = dict(re.findall(r'<passage n="(\d+)"[^>]*>\n(.*?)\n</passage>', user, re.DOTALL))
     verdicts = []
     for i, cites, text in re.findall(r'<sentence i="(\d+)" cites="([\d,]*)">(.*?)</sentence>', user):
@@ -111,7 +116,9 @@ def _judged(user: str, *, honest: bool) -> str:
                     share = max(share, 0.9)
                 best = max(best, (share, n, sentence))
         supported = not honest or best[0] >= 0.3
-        verdicts.append({"i": int(i), "supported": supported, "passage": best[1], "quote": best[2]})
+        start = passages.get(str(best[1]), "").find(best[2]) if best[2] else -1
+        end = start + len(best[2]) if start >= 0 else -1
+        verdicts.append({"i": int(i), "supported": supported, "passage": best[1], "start": start, "end": end})
     return json.dumps({"verdicts": verdicts})
 
 
@@ -150,6 +157,21 @@ _DEFAULTS: dict[Stage, Callable[[str], str]] = {
 }
 
 
+CHARS_PER_TOKEN = 4
+
+
+@dataclass
+class Call:
+    """One request as the server saw it: its stage, when it came and ended, its status and tokens."""
+
+    stage: Stage
+    started: float
+    ended: float = 0.0
+    status: int = 200
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
 @dataclass
 class FakeLLM:
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -162,8 +184,14 @@ class FakeLLM:
     # (question, language name) -> the query a model writes for a collection whose documents are
     # in that language ("Documents in: German" in the plan message); None: the question itself.
     plan_query: Callable[[str, str], str] | None = None
+    # Hosted-model speed: seconds before the first token, then tokens per second (0: all at once).
+    # A token is ``CHARS_PER_TOKEN`` characters of the reply, as providers count about that many.
+    first_token: float = 0.0
+    tokens_per_second: float = 0.0
+    calls: list["Call"] = field(default_factory=list)  # one per request, for benchmarks
     url: str = ""
     _runner: web.AppRunner | None = None
+    _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     def script(self, stage: Stage, reply: Reply, times: int = 1) -> None:
@@ -180,7 +208,18 @@ class FakeLLM:
         self.url = f"http://127.0.0.1:{port}/v1"
         return self
 
+    async def _pause(self, seconds: float) -> None:
+        """Wait ``seconds``, or until the server stops (a stalled reply must not hold up its end)."""
+        if seconds <= 0:
+            return
+        try:
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+        except TimeoutError:
+            return
+        raise web.HTTPServiceUnavailable()
+
     async def stop(self) -> None:
+        self._stopping.set()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -208,9 +247,12 @@ class FakeLLM:
             return changed
 
         data = json.loads(content)
-        if stage == "draft":
-            for claim in data["claims"]:
-                claim["text"] = change(claim["text"])
+        if stage == "draft":  # a liar writes its claims out (a span could not lie)
+            texts = dict(re.findall(r'<passage n="(\d+)"[^>]*>\n(.*?)\n</passage>', user, re.DOTALL))
+            data["claims"] = [
+                {"text": change(texts[str(c["passage"])][c["start"] : c["end"]]), "passages": [c["passage"]]}
+                for c in data["claims"]
+            ]
         else:
             sentences = []
             for part in re.split(r"(?<=\.)\s+", data["answer"]):
@@ -241,13 +283,24 @@ class FakeLLM:
                 parts.append(f"{body} {match.group(2)}.")
         return json.dumps({"answer": " ".join(parts)})
 
-    async def _handle(self, request: web.Request) -> web.Response:
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
         system, user = body["messages"][0]["content"], body["messages"][1]["content"]
         stage = stage_of(system)
+        call = Call(stage=stage, started=time.monotonic())
+        self.calls.append(call)
+        try:
+            return await self._reply(request, body, stage, user, call)
+        finally:
+            call.ended = time.monotonic()
+
+    async def _reply(
+        self, request: web.Request, body: dict[str, Any], stage: Stage, user: str, call: Call
+    ) -> web.StreamResponse:
         reply = self._next_script(stage, user) or Reply()
-        await asyncio.sleep(self.latency + reply.delay)
+        await self._pause(self.latency + reply.delay)
+        call.status = reply.status
         if reply.status == 429:
             return web.json_response(
                 {"error": {"message": "rate limited", "type": "rate_limit"}},
@@ -267,6 +320,15 @@ class FakeLLM:
             content = self._planned_in_languages(user, content)
         if reply.content is None and (self.lie is not None or self.lying_judge) and stage == "judge":
             content = _judged(user, honest=False)  # a lying judge says yes to everything
+        usage = {
+            "prompt_tokens": len(user) // CHARS_PER_TOKEN,
+            "completion_tokens": len(content) // CHARS_PER_TOKEN,
+            "total_tokens": (len(user) + len(content)) // CHARS_PER_TOKEN,
+        }
+        call.prompt_tokens, call.completion_tokens = usage["prompt_tokens"], usage["completion_tokens"]
+        if body.get("stream"):
+            return await self._streamed(request, body, content, usage)
+        await asyncio.sleep(self.first_token + self._writing_time(content))
         return web.json_response(
             {
                 "id": f"chatcmpl-{next(self._ids)}",
@@ -280,10 +342,66 @@ class FakeLLM:
                         "finish_reason": "stop",
                     }
                 ],
-                "usage": {
-                    "prompt_tokens": len(user) // 4,
-                    "completion_tokens": len(content) // 4,
-                    "total_tokens": (len(user) + len(content)) // 4,
-                },
+                "usage": usage,
             }
         )
+
+    def _writing_time(self, content: str) -> float:
+        if not self.tokens_per_second:
+            return 0.0
+        return len(content) / CHARS_PER_TOKEN / self.tokens_per_second
+
+    async def _streamed(
+        self, request: web.Request, body: dict[str, Any], content: str, usage: dict[str, int]
+    ) -> web.StreamResponse:
+        """Server-sent events as OpenAI sends them: the first token after ``first_token`` seconds,
+        then the rest at ``tokens_per_second`` (a chunk every 50 ms), the usage last."""
+        ident = f"chatcmpl-{next(self._ids)}"
+
+        def event(
+            delta: dict[str, Any], finish: str | None = None, extra: dict[str, Any] | None = None
+        ) -> bytes:
+            chunk: dict[str, Any] = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body["model"],
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if extra is None else [],
+            }
+            chunk.update(extra or {})
+            return f"data: {json.dumps(chunk)}\n\n".encode()
+
+        await self._pause(self.first_token)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        try:
+            return await self._write_events(request, response, event, content, body, usage)
+        except ConnectionResetError:  # the client stopped reading (a call it no longer needs)
+            return response
+
+    async def _write_events(
+        self,
+        request: web.Request,
+        response: web.StreamResponse,
+        event: Callable[..., bytes],
+        content: str,
+        body: dict[str, Any],
+        usage: dict[str, int],
+    ) -> web.StreamResponse:
+        await response.prepare(request)
+        await response.write(event({"role": "assistant", "content": ""}))
+        rate = CHARS_PER_TOKEN * self.tokens_per_second  # characters a second; 0: all at once
+        sent, started = 0, time.monotonic()
+        while sent < len(content):
+            due = int(rate * (time.monotonic() - started)) + CHARS_PER_TOKEN if rate else len(content)
+            piece = content[sent:due]
+            if piece:
+                await response.write(event({"content": piece}))
+                sent += len(piece)
+            if sent < len(content):
+                await asyncio.sleep(0.05)
+        await response.write(event({}, "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await response.write(event({}, extra={"usage": usage}))
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response

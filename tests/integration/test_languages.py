@@ -40,20 +40,26 @@ TRANSLATIONS = {  # what an honest model writes for the claims it drafts (keyed 
         "a serlo, recibe 20 semanas de permiso parental totalmente pagado.",
         "additional 4": "Las personas que dan a luz reciben, si lo desean, 4 semanas adicionales "
         "de permiso pagado antes de la fecha prevista del parto.",
+        "three blocks": "El permiso parental puede tomarse en hasta tres bloques durante los primeros "
+        "18 meses después de la llegada del niño.",
     },
     "de": {
         "20 weeks": "Jeder Elternteil bei Kestrel Systems erhält, unabhängig vom Geschlecht und davon, "
         "wie er Elternteil wird, 20 Wochen voll bezahlte Elternzeit.",
         "additional 4": "Gebärende Eltern erhalten auf Wunsch zusätzlich 4 Wochen bezahlten "
         "Urlaub vor dem errechneten Geburtstermin.",
+        "three blocks": "Die Elternzeit kann in bis zu drei Blöcken in den ersten 18 Monaten nach der "
+        "Ankunft des Kindes genommen werden.",
     },
 }
 CHANGES: dict[str, Callable[[str], str]] = {
-    "number": lambda s: s.replace("20", "24").replace(" 4 ", " 6 "),
+    "number": lambda s: s.replace("20", "24").replace(" 4 ", " 6 ").replace("18", "28"),
     "name": lambda s: (
         s.replace("Kestrel Systems", "Osprey Labs")
         .replace("Las personas", "Las personas de Osprey Labs")
         .replace("Gebärende Eltern", "Gebärende Eltern bei Osprey Labs")
+        .replace("El permiso parental puede", "En Osprey Labs el permiso parental puede")
+        .replace("Die Elternzeit kann", "Bei Osprey Labs kann die Elternzeit")
     ),
 }
 
@@ -86,7 +92,7 @@ async def _ask(config: CollectionsConfig, backend: SearchBackend, fake: FakeLLM,
         config=config,
         backend=backend,
         metrics=build_metrics(),
-        limits=ResearchLimits(),
+        limits=ResearchLimits(max_rounds=1),  # the fake translates the first round's claims only
         llm=model,
         question_timeout=30,
     )
@@ -108,7 +114,9 @@ async def test_a_question_in_another_language_gets_a_cited_model_written_answer_
     fake = FakeLLM(translate=_translator(language))
     answer = await _ask(sample_config, indexed, fake, language)
     assert answer.mode == "llm"
-    assert _texts(answer) == list(TRANSLATIONS[language].values())
+    # The claims drafted (which of the parental-leave sentences) depend on which searches finish
+    # first, the rules' or the model's plan: every sentence said is one of the honest translations.
+    assert len(_texts(answer)) >= 2 and set(_texts(answer)) <= set(TRANSLATIONS[language].values())
     assert all(s.citations for section in answer.sections for s in section.sentences)
     assert answer.citations
     assert all(c.passage.title.startswith("Parental leave policy") for c in answer.citations)

@@ -13,8 +13,9 @@ from bot.render import answer_json
 from bot.service import ResearchService
 from graph.citations import is_supported
 from graph.context import ResearchLimits
+from graph.llm import LocalBreaker
 from graph.models import Answer
-from graph.openai_model import build_chat_model
+from graph.openai_model import OpenAIChatModel, build_chat_model
 from retrieval.backends import SearchBackend
 from retrieval.collections import ChannelPolicy, CollectionsConfig
 from tests.fakes.backends import FaultyBackend
@@ -97,30 +98,107 @@ async def test_comparative_question_gets_a_verified_model_written_answer(
     assert_faithful(answer)
     assert {c.passage.collection for c in answer.citations} == {"engineering", "security"}
     stages = llm.stages()
-    assert stages[0] == "plan" and stages.count("draft") == 2 and stages[-2:] == ["synthesis", "judge"]
+    assert stages[0] == "plan" and stages.count("draft") == 2 and stages[-1] == "synthesis"
+    assert "judge" not in stages  # the faithful fake writes its claims' own sentences: nothing to judge
     payload = answer_json(answer, sample_config, 1.0)
     assert payload["mode"] == "llm"
     assert {int(n) for n in re.findall(r"\[(\d+)\]", payload["answer"])} == {
         c["n"] for c in payload["citations"]
     }
-    draft = next(r for r in llm.requests if r["messages"][0]["content"].startswith("You extract"))
+    draft = next(r for r in llm.requests if stage_of(r["messages"][0]["content"]) == "draft")
     assert "untrusted data" in draft["messages"][0]["content"]
     assert '<passage n="1"' in draft["messages"][1]["content"]
-    assert llm.stages().count("reflect") == 1  # the faithful fake finds nothing missing: one round
-    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 6  # one of them the judge
+    # Nothing for the rules to follow up here: one round, and the model is not asked to reflect
+    # (its proposals only join a follow-up round the rules have started).
+    assert llm.stages().count("reflect") == 0
+    assert _metric(service, "confer_llm_requests_total", {"outcome": "ok"}) == 4
     assert _metric(service, "confer_llm_tokens_total", {"kind": "prompt"}) > 0
 
 
-async def test_rate_limit_is_waited_out_then_the_answer_is_model_written(
+def _breaker_clock(service: ResearchService) -> list[float]:
+    """A clock the model's breaker reads, moved by the test instead of waiting."""
+    now = [0.0]
+    model = service.llm
+    assert isinstance(model, OpenAIChatModel)
+    model.breaker = LocalBreaker(clock=lambda: now[0])
+    return now
+
+
+async def test_a_429_with_retry_after_opens_the_breaker_until_then_and_one_probe_asks_again(
     sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
 ) -> None:
-    llm.script("synthesis", Reply(status=429, retry_after=1))
+    llm.script("synthesis", Reply(status=429, retry_after=30))
     service = _service(sample_config, indexed, llm)
+    now = _breaker_clock(service)
+    question = service.make_question("How long is parental leave?")
+    answer = await service.answer(question, surface="cli")
+    assert answer.mode == "extractive" and answer.found  # not retried: the provider said when
+    assert llm.stages().count("synthesis") == 1 and "judge" not in llm.stages()
+    assert _metric(service, "confer_llm_breaker_trips_total", {"reason": "rate_limited"}) == 1
+    sent = len(llm.requests)
+    answer = await service.answer(question, surface="cli")
+    assert answer.mode == "extractive" and answer.found
+    assert len(llm.requests) == sent  # the model is skipped until Retry-After has passed
+    assert _metric(service, "confer_llm_skipped_total", {"reason": "breaker_open"}) >= 1
+    now[0] = 31.0
+    answer = await service.answer(question, surface="cli")
+    assert answer.mode == "llm"  # asked again, and it answered: the breaker is closed
+    assert _metric(service, "confer_llm_breaker_trips_total", {"reason": "rate_limited"}) == 1
+
+
+async def test_a_model_always_answering_429_costs_each_later_question_at_most_one_refused_request(
+    sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
+) -> None:
+    for stage in ("plan", "draft", "reflect", "synthesis", "judge"):
+        llm.script(stage, Reply(status=429, retry_after=2), times=100)
+    service = _service(sample_config, indexed, llm)
+    now = _breaker_clock(service)
+    refused = []
+    for n in range(4):
+        before = len(llm.requests)
+        answer = await service.answer(service.make_question(COMPARATIVE), surface="cli")
+        assert answer.mode == "extractive" and answer.found and not answer.partial
+        assert_faithful(answer)
+        refused.append(len(llm.requests) - before)
+        now[0] += 3.0 if n % 2 else 1.0  # past Retry-After after every other question
+    assert refused[0] >= 1
+    assert all(count <= 1 for count in refused[1:]), refused
+    assert refused[2] == 1  # Retry-After had passed: one probe, refused again
+
+
+async def test_a_stalled_model_costs_one_stall_then_the_found_answer_goes_out(
+    sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
+) -> None:
+    for stage in ("plan", "draft", "reflect", "synthesis", "judge"):
+        llm.script(stage, Reply(delay=60.0), times=20)  # accepts and never answers in time
+    service = _service(sample_config, indexed, llm)
+    model = service.llm
+    assert isinstance(model, OpenAIChatModel)
+    model.stall_seconds = 0.3
+    started = time.monotonic()
+    answer = await service.answer(service.make_question(COMPARATIVE), surface="cli")
+    assert time.monotonic() - started < 30.0  # logical bound: no 60 s reply was waited for
+    assert answer.mode == "extractive" and answer.found and not answer.partial  # no branch lost
+    assert_faithful(answer)
+    assert {c.passage.collection for c in answer.citations} == {"engineering", "security"}
+    assert _metric(service, "confer_llm_breaker_trips_total", {"reason": "stalled"}) == 1
+    sent = len(llm.requests)
+    answer = await service.answer(service.make_question(COMPARATIVE), surface="cli")
+    assert answer.found and len(llm.requests) == sent  # the breaker skips the model at once
+
+
+async def test_the_model_deadline_skips_the_remaining_model_stages(
+    sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
+) -> None:
+    llm.script("synthesis", Reply(delay=60.0))  # writing the answer would run past the deadline
+    service = _service(sample_config, indexed, llm, model_deadline=1.0)
+    model = service.llm
+    assert isinstance(model, OpenAIChatModel)
+    started = time.monotonic()
     answer = await service.answer(service.make_question("How long is parental leave?"), surface="cli")
-    assert answer.mode == "llm"
-    synth = [r for r in llm.requests if r["messages"][0]["content"].startswith("You write")]
-    assert len(synth) == 2
-    assert _metric(service, "confer_llm_requests_total", {"outcome": "rate_limited"}) == 1
+    assert time.monotonic() - started < 15.0  # logical bound: synthesis's own 20 s was not waited out
+    assert answer.mode == "extractive" and answer.found
+    assert "judge" not in llm.stages()
 
 
 @pytest.mark.parametrize(
@@ -251,7 +329,7 @@ async def test_greetings_use_neither_search_nor_the_model(
     assert answer.mode == "direct" and llm.requests == []
 
 
-async def test_a_slow_model_in_one_branch_times_that_branch_out_within_the_budget(
+async def test_a_slow_draft_leaves_its_branch_extractive_claims_within_the_budget(
     sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
 ) -> None:
     llm.script("draft", Reply(delay=6.0, when=lambda user: "Engineers at Kestrel" in user))
@@ -260,10 +338,12 @@ async def test_a_slow_model_in_one_branch_times_that_branch_out_within_the_budge
     answer = await service.answer(service.make_question(COMPARATIVE), surface="cli")
     elapsed = time.monotonic() - started
     statuses = {o.name: o.status for o in answer.outcomes}
-    assert statuses == {"engineering": "timeout", "security": "ok"}
-    assert answer.found and answer.partial
+    assert statuses == {"engineering": "ok", "security": "ok"}  # the draft timed out, not the branch
+    assert answer.found and not answer.partial
+    assert {c.passage.collection for c in answer.citations} == {"engineering", "security"}
     assert elapsed < 6.0  # logical bound: the 6 s draft was not waited for
     assert_faithful(answer)
+    assert _metric(service, "confer_llm_fallbacks_total", {"stage": "draft"}) == 1
 
 
 async def test_a_slow_synthesis_never_holds_the_answer_past_the_question_budget(
@@ -317,7 +397,7 @@ async def test_a_model_swapping_names_is_dropped_even_when_the_judge_says_yes(
     sample_config: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
 ) -> None:
     llm.lying_judge = True
-    service = _service(sample_config, indexed, llm)
+    service = _service(sample_config, indexed, llm, max_rounds=1)  # [1] stays the one claim's passage
     question = "in:engineering When do we deploy to production?"
     await service.answer(service.make_question(question), surface="cli")  # the passages drafting sees
     prompt = next(r for r in llm.requests if stage_of(r["messages"][0]["content"]) == "draft")

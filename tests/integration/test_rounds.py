@@ -276,13 +276,41 @@ async def _ask_with_model(
 async def test_the_model_proposes_follow_ups_that_are_used_when_valid(
     wiki: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
 ) -> None:
-    proposal = {"entity": "Adriana Trigiani", "query": "Adriana Trigiani novelist", "collection": "people"}
+    proposal = {
+        "entity": "Adriana Trigiani novelist",
+        "query": "Adriana Trigiani novelist",
+        "collection": "people",
+    }
     llm.script("reflect", Reply(content=json.dumps({"follow_ups": [{**proposal, "source": 1}]})))
-    answer, events = await _ask_with_model(wiki, indexed, llm)
+    # The rules' follow-up searches are still running when the model's proposals come: they join.
+    spy = SpyBackend(indexed, target="Adriana Trigiani", delay=0.5)
+    answer, events = await _ask_with_model(wiki, spy, llm)
     assert llm.stages().count("reflect") == 1  # after the first round; the second is the last
-    assert answer.rounds[1].queries == ("Adriana Trigiani novelist",)
+    assert answer.rounds[1].entities[0] == "Adriana Trigiani"  # the rules' follow-up, sent at once
+    assert ("people", "Adriana Trigiani novelist") in spy.searches  # and the model's, joined to it
+    follow_ups = [e for e in events if isinstance(e, FollowUp)]
+    assert [t for e in follow_ups for t in e.targets][-1] == ("Adriana Trigiani novelist", "people")
     assert [p.id for p in answer.retrieved[:2]] == ["f1", "p1"]
     assert not any(isinstance(e, LLMFallback) and e.stage == "reflect" for e in events)
+
+
+async def test_model_follow_ups_that_come_after_their_round_are_left(
+    wiki: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
+) -> None:
+    proposal = {
+        "entity": "Adriana Trigiani novelist",
+        "query": "Adriana Trigiani novelist",
+        "collection": "people",
+    }
+    llm.script("reflect", Reply(content=json.dumps({"follow_ups": [{**proposal, "source": 1}]}), delay=30))
+    spy = SpyBackend(indexed, target="Adriana Trigiani")
+    started = time.monotonic()
+    answer, events = await _ask_with_model(wiki, spy, llm)
+    assert time.monotonic() - started < 20  # logical bound: the 30 s proposals were not waited for
+    assert ("people", "Adriana Trigiani novelist") not in spy.searches
+    assert answer.rounds[1].entities[0] == "Adriana Trigiani"
+    assert [p.id for p in answer.retrieved[:2]] == ["f1", "p1"]
+    assert any(isinstance(e, LLMFallback) and e.reason == "after its round" for e in events)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,9 @@
-"""The judge in synthesis: one batched call, quotes checked verbatim, guards still in charge, and
-a failing judge leaves the guards deciding alone (fail closed)."""
+"""The judge in synthesis: asked only about what the guards cannot settle, answering with character
+offsets that are read from the passage and checked as quotes, the guards still in charge, and a
+failing judge leaving the guards deciding alone (fail closed)."""
 
 import json
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
@@ -58,6 +60,15 @@ class ScriptedModel:
             raise reply
         return schema.model_validate_json(json.dumps(reply))
 
+    async def stream_text(self, *, system: str, user: str, time_budget: float) -> AsyncGenerator[str, None]:
+        self.calls.append((system, user))
+        reply = self.replies.pop(0)
+        if isinstance(reply, LLMError):
+            raise reply
+        text = json.dumps(reply)
+        for start in range(0, len(text), 7):  # a few characters at a time, as a model streams
+            yield text[start : start + 7]
+
     async def close(self) -> None:
         pass
 
@@ -68,7 +79,9 @@ def _cited(*sentences: str) -> dict[str, str]:
 
 
 def _verdict(i: int, quote: str, supported: bool = True) -> dict[str, Any]:
-    return {"i": i, "supported": supported, "passage": 1, "quote": quote}
+    """The judge's answer pointing at ``quote`` in the passage by its character offsets."""
+    start = TEXT.find(quote)
+    return {"i": i, "supported": supported, "passage": 1, "start": start, "end": start + len(quote)}
 
 
 async def _answer(model: ScriptedModel, question: str = "How long is parental leave?") -> list[str]:
@@ -81,30 +94,45 @@ SPANISH = "El permiso parental es de 18 semanas con el sueldo completo para cada
 GERMAN = "Die Elternzeit dauert 18 Wochen bei vollem Gehalt für jeden Elternteil."
 
 
-async def test_one_judge_call_and_a_verbatim_quote_admit_a_sentence() -> None:
-    model = ScriptedModel(_cited(TRUE), {"verdicts": [_verdict(1, TRUE)]})
+PARAPHRASE = "Every parent gets 18 weeks of parental leave at full pay."
+
+
+async def test_a_whole_sentence_of_its_passage_is_admitted_without_asking_the_judge() -> None:
+    model = ScriptedModel(_cited(TRUE))
     assert await _answer(model) == [TRUE]
+    assert [system.split()[:2] for system, _ in model.calls] == [["You", "write"]]
+
+
+async def test_a_paraphrase_is_admitted_on_the_judges_offsets() -> None:
+    model = ScriptedModel(_cited(TRUE, PARAPHRASE), {"verdicts": [_verdict(1, TRUE)]})
+    assert await _answer(model) == [TRUE, PARAPHRASE]
     assert [system.split()[:2] for system, _ in model.calls] == [["You", "write"], ["You", "check"]]
+    judged = model.calls[1][1]
+    assert PARAPHRASE in judged and f">{TRUE} [" not in judged  # only what the guards cannot settle
+    assert 'i="1"' in judged and 'i="2"' not in judged
 
 
 @pytest.mark.parametrize(
     "verdict",
     [
         _verdict(1, TRUE, supported=False),
-        _verdict(1, "Parental leave is 26 weeks at full pay"),  # not in the passage
+        {"i": 1, "supported": True, "passage": 1, "start": 0, "end": len(TEXT) + 5},  # past the end
+        {"i": 1, "supported": True, "passage": 1, "start": 30, "end": 30},  # an empty span
+        {"i": 1, "supported": True, "passage": 1},  # no offsets at all
         _verdict(1, "leave is"),  # too short to state anything
-        {"i": 2, "supported": True, "passage": 1, "quote": TRUE},  # a verdict for another sentence
+        {**_verdict(1, TRUE), "passage": 2},  # a passage the sentence does not cite
+        {**_verdict(1, TRUE), "i": 2},  # a verdict for another sentence
     ],
 )
-async def test_a_judge_that_says_no_or_cannot_quote_drops_the_sentence(verdict: dict[str, Any]) -> None:
-    model = ScriptedModel(_cited(TRUE), {"verdicts": [verdict]})
+async def test_a_judge_that_says_no_or_points_at_nothing_drops_the_sentence(verdict: dict[str, Any]) -> None:
+    model = ScriptedModel(_cited(PARAPHRASE), {"verdicts": [verdict]})
     assert await _answer(model) == []
 
 
 async def test_the_guards_still_apply_when_the_judge_says_yes() -> None:
-    lie = "Parental leave is not 18 weeks at full pay for every parent."
-    model = ScriptedModel(_cited(lie, TRUE), {"verdicts": [_verdict(1, TRUE), _verdict(2, TRUE)]})
-    assert await _answer(model) == [TRUE]
+    lie = "Every parent gets 18 weeks of parental leave at no pay."
+    model = ScriptedModel(_cited(lie, PARAPHRASE), {"verdicts": [_verdict(1, TRUE), _verdict(2, TRUE)]})
+    assert await _answer(model) == [PARAPHRASE]
     assert lie not in model.calls[1][1]  # what the guards reject is not even sent to the judge
 
 
