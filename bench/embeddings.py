@@ -24,17 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from bench.corpus import synthetic_passages, synthetic_queries
+from bench.corpus import sample_passages, synthetic_passages, synthetic_queries
+from bench.multilingual import markdown as multilingual_markdown
+from bench.multilingual import measure_multilingual
 from bench.search import percentile
 from retrieval.backends.embedded import EmbeddedBackend, build_embedded_backend
-from retrieval.collections import Collection, load_collections, resolve_sources
+from retrieval.collections import Collection
 from retrieval.embeddings import LocalEmbedder, ProgressCallback, VectorCache, Vectors, passage_text
-from retrieval.ingest.chunker import chunk_document
-from retrieval.ingest.loaders import load_file
-from retrieval.ingest.pipeline import source_name
 from retrieval.passages import Passage
 
-ROOT = Path(__file__).resolve().parent.parent
 DIMENSIONS = 384  # all-MiniLM-L6-v2's
 SEARCH_SIZES = (5_000, 100_000, 500_000)
 # Typical passage lengths, in words with the title (medians): orgdocs 310, hotpotqa500 81 (means
@@ -87,17 +85,6 @@ class RandomEmbedder:
 
     async def close(self) -> None:
         pass
-
-
-def sample_passages() -> list[Passage]:
-    """The sample collections' passages, loaded and chunked as ``confer index`` does."""
-    config = load_collections(ROOT / "collections.yaml")
-    passages: list[Passage] = []
-    for collection in config.collections:
-        for path in resolve_sources(collection, config):
-            for document in load_file(path, source=source_name(path, config.base_dir)):
-                passages += chunk_document(document, collection=collection.name)
-    return passages
 
 
 def english_passages(count: int, words: int, *, seed: int = 3) -> list[str]:
@@ -398,6 +385,8 @@ async def measure_embeddings(
         print(f"embeddings: hybrid and BM25 search at {size:,} passages …", flush=True)
         with_load = local if size == loaded else None
         report["search"].append(await measure_hybrid_search(size, queries, local=with_load))
+    print("embeddings: German and Spanish questions over the English samples …", flush=True)
+    report["multilingual"] = await measure_multilingual({"off (BM25 only)": None, "local": local})
     await local.close()
     return report
 
@@ -482,6 +471,7 @@ def markdown(report: dict[str, Any] | None) -> list[str]:
         "computed before the timing (its embedding is the table above). Hybrid and BM25 searches "
         "alternate by halves of the queries. Target: hybrid p95 at 100k passages ≤ 60 ms.",
         "",
+        *multilingual_markdown(report.get("multilingual")),
     ]
     return lines
 
