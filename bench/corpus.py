@@ -3,12 +3,17 @@
 import itertools
 import random
 from functools import cache
+from pathlib import Path
 
 from retrieval.backends import SearchBackend
-from retrieval.collections import Collection, CollectionsConfig
+from retrieval.collections import Collection, CollectionsConfig, load_collections, resolve_sources
+from retrieval.ingest.chunker import chunk_document
+from retrieval.ingest.loaders import load_file
+from retrieval.ingest.pipeline import source_name
 from retrieval.passages import Passage
 
 VOCABULARY_SIZE = 20_000
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @cache
@@ -69,3 +74,14 @@ async def synthetic_collections(
             collection, synthetic_passages(collection.name, passages, seed=7 + index)
         )
     return config
+
+
+def sample_passages() -> list[Passage]:
+    """The sample collections' passages, loaded and chunked as ``confer index`` does."""
+    config = load_collections(ROOT / "collections.yaml")
+    passages: list[Passage] = []
+    for collection in config.collections:
+        for path in resolve_sources(collection, config):
+            for document in load_file(path, source=source_name(path, config.base_dir)):
+                passages += chunk_document(document, collection=collection.name)
+    return passages

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +30,7 @@ from retrieval.embeddings import (
     Vectors,
     embed_with_cache,
     passage_text,
+    single_threaded_blas,
 )
 from retrieval.errors import (
     CollectionNotIndexedError,
@@ -139,7 +141,7 @@ class EmbeddedBackend:
         self._vector_cache = vector_cache
         self._on_embedding_failure = on_embedding_failure
         # Each collection's vectors in memory, with the ``indexed_at`` they were read at.
-        self._matrices: dict[str, tuple[float, dict[str, int], Vectors]] = {}
+        self._matrices: dict[str, tuple[float, _Vectors]] = {}
         self._matrix_lock = threading.Lock()
         self._warned: set[str] = set()
         self._local = threading.local()
@@ -391,10 +393,8 @@ class EmbeddedBackend:
                 self._on_embedding_failure(exc.reason)
             return None
 
-    def _vectors_of(
-        self, db: sqlite3.Connection, collection: Collection
-    ) -> tuple[dict[str, int], Vectors] | None:
-        """The collection's passage vectors (ids to rows of one matrix), read once per sync; ``None``
+    def _vectors_of(self, db: sqlite3.Connection, collection: Collection) -> "_Vectors | None":
+        """The collection's passage vectors (one matrix, its rows' ids), read once per sync; ``None``
         when they are not of the configured embedder (indexed with another model, or none)."""
         assert self._embedder is not None
         found = db.execute(
@@ -417,20 +417,24 @@ class EmbeddedBackend:
         with self._matrix_lock:
             cached = self._matrices.get(collection.name)
             if cached is not None and cached[0] == indexed_at:
-                return cached[1], cached[2]
+                return cached[1]
+        single_threaded_blas()  # the product with the question's vector: see there
         rows = db.execute(
             "SELECT p.id, v.vector FROM vectors AS v JOIN passages AS p ON p.rowid = v.rowid "
             "WHERE v.collection = ? ORDER BY v.rowid",
             (collection.name,),
         ).fetchall()
-        ids = {pid: i for i, (pid, _) in enumerate(rows)}
+        positions = tuple(pid for pid, _ in rows)
         dimensions = self._embedder.dimensions or (len(rows[0][1]) // 4 if rows else 0)
         matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(
             len(rows), dimensions
         )
+        vectors = _Vectors(
+            ids={pid: i for i, pid in enumerate(positions)}, positions=positions, matrix=matrix
+        )
         with self._matrix_lock:
-            self._matrices[collection.name] = (indexed_at, ids, matrix)
-        return ids, matrix
+            self._matrices[collection.name] = (indexed_at, vectors)
+        return vectors
 
     def _corpus_stats(
         self, db: sqlite3.Connection, collections: Sequence[Collection], phrases: Sequence[str]
@@ -478,12 +482,11 @@ class EmbeddedBackend:
         vectors = self._vectors_of(db, collection)
         cosines: dict[str, float] = {}
         if vectors is not None:
-            ids, matrix = vectors
+            ids, matrix = vectors.ids, vectors.matrix
             if len(ids):
                 similarity = matrix @ vector
                 top = np.argpartition(-similarity, min(limit, len(ids) - 1))[:limit]
-                positions = list(ids)
-                wanted = [positions[i] for i in top]
+                wanted = [vectors.positions[i] for i in top]
                 have = {r[0] for r in rows}
                 missing = [pid for pid in wanted if pid not in have]
                 stored = "analysis" if self._analysis[db] else "NULL"
@@ -880,6 +883,15 @@ class EmbeddedBackend:
             await self._embedder.close()
         if self._vector_cache is not None:
             self._vector_cache.close()
+
+
+@dataclass(frozen=True)
+class _Vectors:
+    """A collection's passage vectors: one matrix, the passage id of each row, and each id's row."""
+
+    ids: dict[str, int]
+    positions: tuple[str, ...]
+    matrix: Vectors
 
 
 def embedder_key(embedder: Embedder) -> str:

@@ -1,6 +1,7 @@
 """``retrieval.embeddings``: the local model, the endpoint client, the query cache and the vector cache."""
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -50,10 +51,10 @@ async def test_concurrent_branches_share_one_query_embedding(local: LocalEmbedde
     calls = 0
     encode = local._encode
 
-    def counting(texts: Sequence[str], threads: int | None) -> Vectors:
+    def counting(texts: Sequence[str]) -> Vectors:
         nonlocal calls
         calls += 1
-        return encode(texts, threads)
+        return encode(texts)
 
     local._encode = counting  # type: ignore[method-assign]
     try:
@@ -64,6 +65,38 @@ async def test_concurrent_branches_share_one_query_embedding(local: LocalEmbedde
         del local._encode
     assert calls == 1
     assert all(v is vectors[0] for v in [*vectors, again])
+
+
+async def test_a_question_never_waits_behind_an_index_batch() -> None:
+    embedder = LocalEmbedder()
+    batch_started, release_batch = threading.Event(), threading.Event()
+    encode = embedder._encode
+
+    def held(texts: Sequence[str]) -> Vectors:
+        if texts[0].startswith("passage"):  # the index batch holds its thread until released
+            batch_started.set()
+            release_batch.wait(30)
+        return encode(texts)
+
+    embedder._encode = held  # type: ignore[method-assign]
+    indexing = asyncio.create_task(embedder.embed_passages(["passage one", "passage two"]))
+    try:
+        assert await asyncio.to_thread(batch_started.wait, 30)
+        vector = await asyncio.wait_for(embedder.embed_query("who is on call tonight?"), timeout=30)
+        assert not indexing.done()  # answered while the batch was still embedding
+    finally:
+        release_batch.set()
+        await indexing
+        await embedder.close()
+    assert vector.shape == (embedder.dimensions,)
+
+
+async def test_the_local_model_runs_blas_on_one_thread(local: LocalEmbedder) -> None:
+    from threadpoolctl import threadpool_info
+
+    await local.embed_query("how many vacation days do we get a year?")
+    blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    assert blas and all(n == 1 for n in blas)
 
 
 class CountingEmbedder:
