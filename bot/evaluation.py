@@ -34,7 +34,7 @@ from graph.citations import is_supported
 from graph.models import Answer, ResearchRound
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig, load_collections, resolve_sources
-from retrieval.embeddings import Embedder, ProgressCallback
+from retrieval.embeddings import ProgressCallback
 from retrieval.errors import DocumentLoadError
 from retrieval.ingest.chunker import chunk_document
 from retrieval.ingest.loaders import load_file
@@ -431,12 +431,6 @@ class EvidenceHidingBackend:
     @property
     def name(self) -> str:
         return self._backend.name
-
-    @property
-    def embedder(self) -> "Embedder | None":
-        """The wrapped backend's embedder: the graph answers by meaning with it here too."""
-        embedder: Embedder | None = getattr(self._backend, "embedder", None)
-        return embedder
 
     async def search(
         self,

@@ -120,8 +120,6 @@ class ResearchService:
             collections={c.name: c for c in self.config.collections},
             limits=self.limits,
             llm=self.llm,
-            # The search's embedder, when it has one: the graph answers by meaning with it too.
-            embedder=getattr(self.backend, "embedder", None),
         )
 
     def make_question(

@@ -8,7 +8,6 @@ from typing import Any
 from graph.llm import ChatModel
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection
-from retrieval.embeddings import Embedder
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,6 @@ class GraphContext:
     collections: dict[str, Collection]
     limits: ResearchLimits = field(default_factory=ResearchLimits)
     llm: ChatModel | None = None
-    embedder: Embedder | None = None  # answering by meaning (``graph.meaning``); the backend's own
     deadline: float | None = None  # time.monotonic() by which the whole question must be answered
     work: ModelWork | None = None  # with a model: its calls running beside the research (per run)
 

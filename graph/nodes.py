@@ -15,7 +15,6 @@ from graph.elsewhere import search_elsewhere
 from graph.events import BranchFinished, BranchStarted, FollowUp, LLMFallback, PlanReady, SentenceVerified
 from graph.extractive import draft_claims
 from graph.llm import ChatModel, LLMError
-from graph.meaning import answer_by_meaning
 from graph.models import (
     Answer,
     Claim,
@@ -618,8 +617,6 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
                 return answer
             runtime.stream_writer(LLMFallback(stage="synthesis", reason="no verified sentences"))
     answer = synthesize_extractive(plan_, findings, context.limits, languages=_languages(context, plan_))
-    if not answer.found:
-        answer = await answer_by_meaning(context, plan_, findings, answer)
     if not answer.found:
         answer = await _answer_from_elsewhere(context, state["question"], plan_, findings, answer)
     return answer
