@@ -486,3 +486,19 @@ async def embed_with_cache(
             rows = [(digests[i], fresh[j].tobytes()) for j, i in enumerate(missing)]
             await asyncio.to_thread(cache.put, embedder.model, rows)
     return out
+
+
+async def query_vector(
+    embedder: Embedder | None, text: str, on_failure: Callable[[str], None] | None = None
+) -> Vectors | None:
+    """The text's embedding for a search, or ``None`` without an embedder or when embedding fails:
+    the search is then by words only (logged, and counted through ``on_failure``)."""
+    if embedder is None or not text.strip():
+        return None
+    try:
+        return await embedder.embed_query(text)
+    except EmbeddingError as exc:
+        logger.warning("embedding failed, searching by words only: %s", exc.reason)
+        if on_failure is not None:
+            on_failure(exc.reason)
+        return None

@@ -184,3 +184,12 @@ def fuse(passages: Sequence[Passage], *, weight: float = LEXICAL_WEIGHT) -> list
 def is_hybrid(passages: Iterable[Passage]) -> bool:
     """Whether these passages come from searches by words and meaning (their scores are fused)."""
     return any(p.semantic is not None for p in passages)
+
+
+def best_by_collection(pool: Sequence[Passage]) -> dict[str, float]:
+    """Each collection's best hybrid score with its passages fused together with every other
+    collection's: a routing probe's answer, on one scale for all of them."""
+    best: dict[str, float] = {}
+    for passage in fuse(pool):
+        best.setdefault(passage.collection, passage.score)
+    return best

@@ -40,6 +40,7 @@ from retrieval.embeddings import (
     Vectors,
     embed_with_cache,
     passage_text,
+    query_vector,
 )
 from retrieval.errors import (
     CollectionNotIndexedError,
@@ -48,7 +49,7 @@ from retrieval.errors import (
     SearchUnavailableError,
 )
 from retrieval.passages import CollectionStats, Passage, SyncStats
-from retrieval.scoring import fuse
+from retrieval.scoring import best_by_collection, fuse
 
 logger = logging.getLogger(__name__)
 
@@ -189,15 +190,7 @@ class ElasticsearchBackend:
         return [_passage(collection.name, hit) for hit in response["hits"]["hits"]]
 
     async def _query_vector(self, text: str) -> Vectors | None:
-        if self._embedder is None or not text.strip():
-            return None
-        try:
-            return await self._embedder.embed_query(text)
-        except EmbeddingError as exc:
-            logger.warning("embedding failed, searching by words only: %s", exc.reason)
-            if self._on_embedding_failure is not None:
-                self._on_embedding_failure(exc.reason)
-            return None
+        return await query_vector(self._embedder, text, self._on_embedding_failure)
 
     async def _has_vectors(self, collection: Collection) -> bool:
         """Whether the collection's index holds vectors of the configured embedder."""
@@ -327,10 +320,7 @@ class ElasticsearchBackend:
                 )
             except (CollectionNotIndexedError, SearchUnavailableError):
                 continue
-        best: dict[str, float] = {}
-        for passage in fuse(pool):
-            best.setdefault(passage.collection, passage.score)
-        return best
+        return best_by_collection(pool)
 
     async def _alias_targets(self, alias: str) -> list[str]:
         try:

@@ -30,6 +30,7 @@ from retrieval.embeddings import (
     Vectors,
     embed_with_cache,
     passage_text,
+    query_vector,
     single_threaded_blas,
 )
 from retrieval.errors import (
@@ -41,7 +42,7 @@ from retrieval.errors import (
 )
 from retrieval.language import foreign_stems
 from retrieval.passages import CollectionStats, Passage, SyncStats
-from retrieval.scoring import CorpusStats, bm25, combine_stats, fuse, query_phrases
+from retrieval.scoring import CorpusStats, best_by_collection, bm25, combine_stats, fuse, query_phrases
 from retrieval.text import terms, unique
 
 logger = logging.getLogger(__name__)
@@ -381,17 +382,7 @@ class EmbeddedBackend:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
 
     async def _query_vector(self, text: str) -> Vectors | None:
-        """The text's embedding, or ``None`` without an embedder or when it fails (then the search
-        is by words only: logged, and counted through ``on_embedding_failure``)."""
-        if self._embedder is None or not text.strip():
-            return None
-        try:
-            return await self._embedder.embed_query(text)
-        except EmbeddingError as exc:
-            logger.warning("embedding failed, searching by words only: %s", exc.reason)
-            if self._on_embedding_failure is not None:
-                self._on_embedding_failure(exc.reason)
-            return None
+        return await query_vector(self._embedder, text, self._on_embedding_failure)
 
     def _vectors_of(self, db: sqlite3.Connection, collection: Collection) -> "_Vectors | None":
         """The collection's passage vectors (one matrix, its rows' ids), read once per sync; ``None``
@@ -654,10 +645,7 @@ class EmbeddedBackend:
                     if self._missing(db, collection, exc):
                         continue
                     raise
-            best: dict[str, float] = {}
-            for passage in fuse(pool):
-                best.setdefault(passage.collection, passage.score)
-            return best
+            return best_by_collection(pool)
 
         try:
             return await self._run(run)
