@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from graph.models import Finding, Question
 from graph.prompts import UNTRUSTED_RULES, quote_untrusted
 from graph.relevance import QuestionFocus, focus_of, offers_answer, term_coverage
+from retrieval.language import detect_language
 from retrieval.passages import Passage
 from retrieval.text import STOPWORDS, split_sentences, stems, terms, unique
 
@@ -190,13 +191,18 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
     focus = focus_of(question.text, ranked)
     scored: dict[str, Lead] = {}
     seen_titles = [p for p in ranked[:COVERED_RANKS]]
+    asked_in = detect_language(question.text)
     for rank, passage in enumerate(ranked[:TOP_PASSAGES]):
         own = stems(passage.title)
+        # Words are shared only within one language: across two, no overlap says nothing.
+        same_language = detect_language(passage.text) == asked_in
         for position, sentence in enumerate(split_sentences(passage.text)[:SENTENCES]):
             if answers_alone(focus, sentence, passage):
                 continue  # its names are the answer's setting, not something it still needs
             sentence_stems = stems(sentence) | (own if position == 0 else set())
             overlap = len(sentence_stems & wanted) / len(wanted)
+            if not overlap and same_language:
+                continue  # a sentence sharing nothing with the question leads nowhere it asked
             for name in names_in(sentence):
                 name_stems = stems(name)
                 if not name_stems or name_stems <= wanted or name_stems <= own:

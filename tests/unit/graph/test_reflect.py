@@ -157,7 +157,12 @@ def test_a_name_most_passages_of_several_documents_mention_is_background_not_a_b
     passages = [
         _p("d1", "Parental leave", "Every parent at Acme Widgets gets 20 weeks of parental leave.", 9.0),
         _p("d2", "Time off", "Staff at Acme Widgets accrue 25 days of leave a year.", 5.0),
-        _p("d3", "Remote work", "Acme Widgets staff may work remotely with Jo Pike approving.", 4.0),
+        _p(
+            "d3",
+            "Remote work",
+            "Acme Widgets staff back from parental leave may work remotely with Jo Pike approving.",
+            4.0,
+        ),
     ]
     question = Question(text="How long is parental leave?", allowed=("c",))
     entities = [lead.entity for lead in bridge_entities(question, passages, 3)]
@@ -220,3 +225,18 @@ def test_names_in_a_sentence_that_answers_by_itself_are_not_followed_up() -> Non
     # Without the number it asks for, the sentence leaves the question open: its name may lead on.
     open_ = _p("l2", "Parental leave", "Parental leave at Acme Widgets follows the Leave Handbook.")
     assert "Leave Handbook" in [lead.entity for lead in bridge_entities(question, [open_], 3)]
+
+
+def test_a_name_in_a_sentence_sharing_nothing_with_the_question_is_no_lead() -> None:
+    """A follow-up chases what the question's chain needs: not the company a passage's unrelated
+    sentence names ("Kestrel Systems" for a question about pension)."""
+    leave = _p(
+        "l1",
+        "Time off",
+        "Everyone at Kestrel Systems gets 27 days of paid time off per year. "
+        "Parental leave is handled by Harbor Payroll.",
+        5.0,
+    )
+    question = Question(text="How many days of paid time off do we get per year?", allowed=("c",))
+    leads = [lead.entity for lead in bridge_entities(question, [leave], limit=5)]
+    assert "Harbor Payroll" not in leads  # its sentence shares no word with the question
