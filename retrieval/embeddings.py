@@ -502,3 +502,18 @@ async def query_vector(
         if on_failure is not None:
             on_failure(exc.reason)
         return None
+
+
+def embedder_key(embedder: Embedder, dimensions: int) -> str:
+    """What an index records of the embedder its vectors are from: model and dimensions."""
+    return f"{embedder.model}/{dimensions}"
+
+
+def recorded_by(embedder: Embedder | None, key: str | None) -> bool:
+    """Whether an index recorded as ``key`` holds this embedder's vectors: the same model, and the
+    same dimensions where the embedder knows its own (an endpoint without configured dimensions
+    learns them at its first answer, which a sync whose vectors are all cached never asks for)."""
+    if embedder is None or not key:
+        return embedder is None and not key
+    model, _, dimensions = key.rpartition("/")
+    return model == embedder.model and (not embedder.dimensions or dimensions == str(embedder.dimensions))

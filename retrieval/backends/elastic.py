@@ -39,8 +39,10 @@ from retrieval.embeddings import (
     VectorCache,
     Vectors,
     embed_with_cache,
+    embedder_key,
     passage_text,
     query_vector,
+    recorded_by,
 )
 from retrieval.errors import (
     CollectionNotIndexedError,
@@ -80,11 +82,6 @@ INDEX_MAPPINGS: dict[str, Any] = {
 }
 
 
-def embedder_key(embedder: Embedder | None) -> str:
-    """What an index records of the embedder its vectors are from ("" for none)."""
-    return f"{embedder.model}/{embedder.dimensions}" if embedder is not None else ""
-
-
 def index_mappings(embedder: Embedder | None = None, dimensions: int = 0) -> dict[str, Any]:
     """``INDEX_MAPPINGS`` with the analysis rules' fingerprint (and the embedder) in ``_meta``, and
     a vector field with an embedder."""
@@ -98,7 +95,7 @@ def index_mappings(embedder: Embedder | None = None, dimensions: int = 0) -> dic
             "similarity": "cosine",
         }
         mappings["properties"] = properties
-        mappings["_meta"]["embedder"] = f"{embedder.model}/{dimensions}"
+        mappings["_meta"]["embedder"] = embedder_key(embedder, dimensions)
     return mappings
 
 
@@ -201,15 +198,15 @@ class ElasticsearchBackend:
             response = await self._client.indices.get_mapping(index=collection.alias)
         except _FAILURES:
             return False  # the search itself says what is wrong
-        key = embedder_key(self._embedder)
         found = all(
-            m.get("mappings", {}).get("_meta", {}).get("embedder") == key for m in response.body.values()
+            recorded_by(self._embedder, m.get("mappings", {}).get("_meta", {}).get("embedder"))
+            for m in response.body.values()
         )
         if not found:
             logger.warning(
                 "collection %s has no vectors of %s; searching it by words only until `confer index`",
                 collection.name,
-                key,
+                self._embedder.model if self._embedder is not None else "",
             )
         self._embedded[collection.alias] = found
         return found
@@ -404,10 +401,9 @@ class ElasticsearchBackend:
         """Whether every one of ``indices`` stores its passages' analyses under the current rules."""
         response = await self._client.indices.get_mapping(index=",".join(indices))
         version = fingerprint()
-        key = embedder_key(self._embedder)
         return all(
             mapping.get("mappings", {}).get("_meta", {}).get("analysis") == version
-            and mapping.get("mappings", {}).get("_meta", {}).get("embedder", "") == key
+            and recorded_by(self._embedder, mapping.get("mappings", {}).get("_meta", {}).get("embedder"))
             for mapping in response.body.values()
         )
 

@@ -29,8 +29,10 @@ from retrieval.embeddings import (
     VectorCache,
     Vectors,
     embed_with_cache,
+    embedder_key,
     passage_text,
     query_vector,
+    recorded_by,
     single_threaded_blas,
 )
 from retrieval.errors import (
@@ -394,7 +396,7 @@ class EmbeddedBackend:
         if found is None:
             return None
         indexed_at, model = found
-        if model != embedder_key(self._embedder):
+        if not recorded_by(self._embedder, model):
             if collection.name not in self._warned:
                 self._warned.add(collection.name)
                 logger.warning(
@@ -662,8 +664,8 @@ class EmbeddedBackend:
         table = self._table(collection)
         wanted = {p.id: p for p in passages}
         version = fingerprint()
-        vectors = await self._embed_for_sync(collection, wanted, progress)
-        model = embedder_key(self._embedder) if self._embedder is not None else None
+        embedded = await self._embed_for_sync(collection, wanted, progress)
+        vectors, model = embedded if embedded is not None else (None, None)
 
         def run(db: sqlite3.Connection) -> SyncStats:
             db.execute("BEGIN IMMEDIATE")
@@ -751,19 +753,20 @@ class EmbeddedBackend:
 
     async def _embed_for_sync(
         self, collection: Collection, wanted: dict[str, Passage], progress: ProgressCallback | None
-    ) -> dict[str, bytes] | None:
+    ) -> tuple[dict[str, bytes], str] | None:
         """The vectors a sync must write, by passage id, embedded before its transaction (a slow
-        model never holds the write lock): the passages without a vector of the configured model.
-        ``None`` without an embedder. Raises ``IndexingError`` if embedding fails."""
-        if self._embedder is None:
+        model never holds the write lock): the passages without a vector of the configured model;
+        and the key the collection records for them. ``None`` without an embedder. Raises
+        ``IndexingError`` if embedding fails."""
+        embedder = self._embedder
+        if embedder is None:
             return None
-        model = embedder_key(self._embedder)
 
-        def current(db: sqlite3.Connection) -> set[str]:
+        def current(db: sqlite3.Connection) -> tuple[set[str], str | None]:
             row = db.execute("SELECT embedder FROM collections WHERE name = ?", (collection.name,)).fetchone()
-            if row is None or row[0] != model:
-                return set()
-            return {
+            if row is None or not recorded_by(embedder, row[0]):
+                return set(), None
+            ids = {
                 pid
                 for (pid,) in db.execute(
                     "SELECT p.id FROM passages AS p JOIN vectors AS v ON v.rowid = p.rowid "
@@ -771,9 +774,10 @@ class EmbeddedBackend:
                     (collection.name,),
                 )
             }
+            return ids, str(row[0])
 
         try:
-            embedded = await self._run(current)
+            embedded, recorded = await self._run(current)
         except sqlite3.Error as exc:
             raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
         todo = [p for pid, p in wanted.items() if pid not in embedded]
@@ -781,14 +785,16 @@ class EmbeddedBackend:
             progress(len(wanted) - len(todo))
         try:
             matrix = await embed_with_cache(
-                self._embedder,
+                embedder,
                 self._vector_cache,
                 [passage_text(p.title, p.text) for p in todo],
                 progress=progress,
             )
         except EmbeddingError as exc:
             raise IndexingError(collection=collection.name, reason=f"embeddings: {exc.reason}") from exc
-        return {p.id: matrix[i].tobytes() for i, p in enumerate(todo)}
+        # The vectors' own size, not the embedder's (an endpoint may not know it yet).
+        key = embedder_key(embedder, matrix.shape[1]) if todo else recorded or embedder_key(embedder, 0)
+        return {p.id: matrix[i].tobytes() for i, p in enumerate(todo)}, key
 
     async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
         def run(db: sqlite3.Connection) -> list[Passage]:
@@ -880,11 +886,6 @@ class _Vectors:
     ids: dict[str, int]
     positions: tuple[str, ...]
     matrix: Vectors
-
-
-def embedder_key(embedder: Embedder) -> str:
-    """What an index records of the embedder its vectors are from: model and dimensions."""
-    return f"{embedder.model}/{embedder.dimensions}"
 
 
 def _add_column(db: sqlite3.Connection, table: str, column: str, kind: str) -> None:

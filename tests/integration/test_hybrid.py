@@ -221,3 +221,35 @@ def test_index_and_ask_with_the_default_local_embeddings(
     assert main(["ask", "How long is parental leave?", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert "20 weeks" in payload["answer"]
+
+
+async def test_an_endpoint_without_configured_dimensions_keeps_its_vectors_across_processes(
+    tmp_path: Path, sample_config: CollectionsConfig
+) -> None:
+    """A second `confer index` whose vectors all come from the cache (the endpoint is never asked,
+    so its dimensions are not known yet), then a new process: the collection is still searched by
+    meaning, not taken for another model's index."""
+    from retrieval.embeddings import EndpointEmbedder
+
+    people = sample_config.get("people")
+    assert people is not None
+    api = await FakeEmbeddingsAPI().start()
+    cache = tmp_path / "vectors.sqlite3"
+
+    def backend() -> EmbeddedBackend:
+        embedder = EndpointEmbedder(base_url=api.url, api_key="k", model="fake")
+        return build_embedded_backend(tmp_path / "data", embedder=embedder, vector_cache=VectorCache(cache))
+
+    try:
+        for _ in range(2):  # indexed, then indexed again by a new process from the cache alone
+            first = backend()
+            await index_collection(first, people, sample_config)
+            await first.close()
+        asked = len(api.calls)
+        later = backend()
+        found = await later.search(people, "parental leave", limit=3)
+        await later.close()
+    finally:
+        await api.stop()
+    assert found and all(p.semantic is not None for p in found)
+    assert len(api.calls) == asked + 1  # the question only: no passage embedded again
