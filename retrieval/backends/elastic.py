@@ -148,10 +148,6 @@ class ElasticsearchBackend:
         self._embedded: dict[str, bool] = {}
 
     @property
-    def embedder(self) -> Embedder | None:
-        return self._embedder
-
-    @property
     def name(self) -> str:
         return "elasticsearch"
 

@@ -189,10 +189,6 @@ class EmbeddedBackend:
     def path(self) -> Path:
         return self._path
 
-    @property
-    def embedder(self) -> Embedder | None:
-        return self._embedder
-
     def _open(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self._path, timeout=30, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
