@@ -1,12 +1,15 @@
 """Runs the real ``confer serve`` stack in-process against the fake Slack API."""
 
 import contextlib
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from aiohttp import ClientSession
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.serve import ConferServer, build_server
 from bot.settings import load_settings
@@ -96,3 +99,20 @@ async def running_harness(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> 
     finally:
         with contextlib.suppress(StopAsyncIteration):
             await anext(runs)
+
+
+# The local Redis the Redis tests share (a database of its own), or CONFER_TEST_REDIS_URL.
+REDIS_URL = os.environ.get("CONFER_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture
+async def redis_url() -> AsyncIterator[str]:
+    """The test Redis's URL; the test is skipped, saying so, when no Redis answers there."""
+    client = Redis.from_url(REDIS_URL)
+    try:
+        await client.ping()
+    except (RedisConnectionError, OSError):
+        await client.aclose()
+        pytest.skip(f"no Redis at {REDIS_URL}")
+    await client.aclose()
+    yield REDIS_URL

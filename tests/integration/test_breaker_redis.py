@@ -1,32 +1,15 @@
 """The model breaker shared by replicas, against the local Redis (REDIS_URL or localhost:6379)."""
 
-import os
 import uuid
-from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.breaker import RedisBreaker
 from graph.llm import LLMError, QuestionModel
 from graph.openai_model import build_chat_model
 from graph.schemas import PlanOutput
 from tests.fakes.llm_api import FakeLLM, Reply
-
-REDIS_URL = os.environ.get("CONFER_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-
-
-@pytest.fixture
-async def redis_url() -> AsyncIterator[str]:
-    client = Redis.from_url(REDIS_URL)
-    try:
-        await client.ping()
-    except (RedisConnectionError, OSError):
-        await client.aclose()
-        pytest.skip(f"no Redis at {REDIS_URL}")
-    await client.aclose()
-    yield REDIS_URL
 
 
 def _replica(redis_url: str, prefix: str) -> RedisBreaker:

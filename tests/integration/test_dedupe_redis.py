@@ -1,34 +1,17 @@
 """Deduplication shared by replicas, against the local Redis (REDIS_URL or localhost:6379)."""
 
-import os
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.dedupe import RedisDeduplicator, build_deduplicator
 from bot.serve import build_server
 from bot.settings import SettingsError, load_settings
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.tcp_proxy import TcpProxy
-
-REDIS_URL = os.environ.get("CONFER_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-
-
-@pytest.fixture
-async def redis_url() -> AsyncIterator[str]:
-    client = Redis.from_url(REDIS_URL)
-    try:
-        await client.ping()
-    except (RedisConnectionError, OSError):
-        await client.aclose()
-        pytest.skip(f"no Redis at {REDIS_URL}")
-    await client.aclose()
-    yield REDIS_URL
 
 
 async def test_two_replicas_sharing_redis_answer_an_event_once(redis_url: str) -> None:

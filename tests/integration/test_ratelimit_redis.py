@@ -12,10 +12,7 @@ from redis.asyncio import Redis
 from bot.ratelimit import RedisRateBudget, Window, build_budget
 from tests.fakes.slack_api import TEAM_ID
 from tests.integration.conftest import _harness
-from tests.integration.test_dedupe_redis import redis_url
 from tests.integration.test_slack_stream import _streams_done
-
-__all__ = ["redis_url"]  # the fixture, shared with the deduplication tests
 
 
 @pytest.fixture
