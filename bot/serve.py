@@ -17,6 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.app import build_service
+from bot.chat.intake import Intake
 from bot.dedupe import EventDeduplicator, build_deduplicator
 from bot.feedback import FeedbackDesk, FeedbackStore, FeedbackUnavailableError, build_feedback_store
 from bot.memory import MemoryUnavailableError, ThreadMemory, build_thread_memory
@@ -27,7 +28,6 @@ from bot.service import ResearchService
 from bot.settings import ConferSettings, SettingsError
 from bot.slack.acks import AckFirstApp, AckWindow
 from bot.slack.app import SlackResponder, authorize_once, build_slack_app
-from bot.slack.followups import SlackConversations
 from bot.slack.gateway import APPEND_WINDOWS, UPDATE_WINDOWS, SlackGateway, share_session
 from bot.teams.surface import TeamsSurface, build_teams_surface
 from bot.threads import Conversations
@@ -71,6 +71,7 @@ class ConferServer:
     dedupe: EventDeduplicator
     client: AsyncWebClient | None
     metrics: ConferMetrics
+    intake: Intake
     host: str = "0.0.0.0"  # noqa: S104 (a server in a container listens on every interface)
     status_interval: float = 1.0
     port: int = 0
@@ -166,13 +167,8 @@ class ConferServer:
         except FeedbackUnavailableError as exc:
             raise SettingsError([str(exc)]) from None
         self.feedback.start_sweeping()
-        if self.teams is not None:
-            self.teams.conversations = Conversations(memory=self.memory, metrics=self.metrics)
-            self.teams.feedback = self.desk
-
-    @property
-    def desk(self) -> FeedbackDesk:
-        return FeedbackDesk(store=self.feedback, metrics=self.metrics)
+        self.intake.conversations = Conversations(memory=self.memory, metrics=self.metrics)
+        self.intake.feedback = FeedbackDesk(store=self.feedback, metrics=self.metrics)
 
     async def _build_bolt(self) -> AckFirstApp:
         settings = self.settings
@@ -190,26 +186,19 @@ class ConferServer:
         responder = SlackResponder(
             service=self.service,
             gateway=gateway,
-            scheduler=self.scheduler,
             status_interval=self.status_interval,
             progress=settings.slack_progress,
-            feedback=self.desk,
         )
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         return build_slack_app(
             signing_secret=secret,
             client=self.client,
             responder=responder,
-            dedupe=self.dedupe,
-            metrics=self.metrics,
+            intake=self.intake,
             identity=identity,
             acks=self.acks,
             allowed_bots=settings.slack_allowed_bots,
-            conversations=SlackConversations(
-                conversations=Conversations(memory=self.memory, metrics=self.metrics),
-                gateway=gateway,
-                followups=settings.thread_followups,
-            ),
+            followups=settings.thread_followups,
         )
 
     async def _connect_slack(self, gateway: SlackGateway) -> AuthorizeResult:
@@ -266,16 +255,10 @@ def build_server(
     service = build_service(settings, metrics=metrics, backend=backend)
     scheduler = QuestionScheduler(max_concurrent=settings.max_concurrent_questions)
     dedupe = build_deduplicator(redis_url=redis_url, ttl=settings.dedupe_ttl, metrics=metrics)
+    intake = Intake(service=service, scheduler=scheduler, dedupe=dedupe, metrics=metrics)
     teams = None
     if settings.teams_enabled:
-        teams = build_teams_surface(
-            settings,
-            service=service,
-            scheduler=scheduler,
-            dedupe=dedupe,
-            metrics=metrics,
-            status_interval=status_interval,
-        )
+        teams = build_teams_surface(settings, intake=intake, status_interval=status_interval)
     return ConferServer(
         settings=settings,
         service=service,
@@ -283,6 +266,7 @@ def build_server(
         dedupe=dedupe,
         client=client,
         metrics=metrics,
+        intake=intake,
         port=settings.port,
         status_interval=status_interval,
         host=host or settings.listen_host,

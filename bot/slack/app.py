@@ -2,9 +2,10 @@
 answered in its thread."""
 
 import asyncio
+import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,15 +14,13 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
-from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
-from bot.conversation import answer_in_thread
-from bot.dedupe import EventDeduplicator
-from bot.feedback import REASONS, VOTES, FeedbackDesk, Place, Reason, Vote
-from bot.memory import ThreadKey
+from bot.access import PlaceDeniedError
+from bot.chat.intake import Delivery, Intake, Message, Opener, Taken
+from bot.feedback import REASONS, VOTES, Place, Reason, Vote
 from bot.metrics import ConferMetrics
-from bot.render import collection_title
-from bot.scheduler import QuestionScheduler, ShuttingDownError
-from bot.service import EmptyQuestionError, QuestionTimeoutError, ResearchService, Surface
+from bot.progress import StatusState
+from bot.render import AnswerFooter
+from bot.service import ResearchService
 from bot.settings import SettingsError
 from bot.slack.acks import AckFirstApp, AckWindow
 from bot.slack.blocks import (
@@ -33,7 +32,7 @@ from bot.slack.blocks import (
     answer_message,
     feedback_form,
 )
-from bot.slack.followups import SlackConversations, parse_message, thread_key
+from bot.slack.followups import SlackHistory, parse_message, thread_key
 from bot.slack.gateway import (
     CONNECTION_LOST,
     TIMED_OUT,
@@ -58,9 +57,7 @@ from bot.slack.payloads import (
 )
 from bot.slack.stream import EditOnlyWorkspaces, ProgressMode, StreamedSlackThread
 from bot.slack.thread import SlackThread, post_message
-from bot.threads import Prepared
 from bot.turns import TurnGate
-from graph.followup import Standalone, subject_of
 from graph.models import Answer, Question
 from graph.planning import CollectionAccessError
 
@@ -74,16 +71,14 @@ LISTENERS_PER_TURN = 16
 
 @dataclass
 class SlackResponder:
-    """Answers one question in one thread: status message, research, answer, final summary."""
+    """Opens the threads questions are answered in, and tells people privately."""
 
     service: ResearchService
     gateway: SlackGateway
-    scheduler: QuestionScheduler
     status_interval: float = 1.0
     progress: ProgressMode = "stream"
     stream_interval: float = 0.25  # streamed plans: at most about 4 appends a second per message
     workspaces: EditOnlyWorkspaces = field(default_factory=EditOnlyWorkspaces)
-    feedback: FeedbackDesk | None = None
 
     async def post(self, channel: str, thread_ts: str | None, text: str, **extra: Any) -> dict[str, Any]:
         return await post_message(self.gateway, channel, thread_ts, text, **extra)
@@ -99,22 +94,18 @@ class SlackResponder:
             return False
         return True
 
-    async def answer(
+    async def delivery(
         self,
         *,
         team: str,
         channel: str,
         thread_ts: str,
-        question: Question,
-        surface: Surface,
-        on_undelivered: Callable[[], Awaitable[None]] | None = None,
-        searching: str = "",
         user: str = "",
-    ) -> Answer | None:
-        """The chat core runs the question's life; Slack only supplies the thread: streamed to
-        ``user`` (a loading state at once, then one reply with a live plan and the answer) unless
-        progress is ``edit`` or the workspace refused streams. ``on_undelivered`` tells the asker
-        another way when nothing reached the thread. Returns the answer once it is posted."""
+        on_undelivered: Callable[[], Awaitable[None]] | None = None,
+    ) -> Delivery:
+        """The thread ``thread_ts``: streamed to ``user`` (a loading state at once, then one reply
+        with a live plan and the answer) unless progress is ``edit`` or the workspace refused
+        streams. ``on_undelivered`` tells the asker another way when nothing reached the thread."""
         config = self.service.config
         thread: SlackThread
         interval = self.status_interval
@@ -137,18 +128,36 @@ class SlackResponder:
             thread = SlackThread(
                 gateway=self.gateway, config=config, team=team, channel=channel, thread_ts=thread_ts
             )
-        return await answer_in_thread(
+        return Delivery(
             thread,
-            service=self.service,
-            scheduler=self.scheduler,
-            question=question,
-            surface=surface,
             status_interval=interval,
-            on_undelivered=on_undelivered,
-            searching=searching,
             key=thread_key(team, channel, thread_ts),
-            feedback=self.feedback,
+            on_undelivered=on_undelivered,
         )
+
+    def opener(self, **where: Any) -> Opener:
+        """The thread ``where`` names (``delivery``'s arguments), opened when its question starts."""
+
+        @contextlib.asynccontextmanager
+        async def open_thread(_question: Question) -> AsyncIterator[Delivery | None]:
+            yield await self.delivery(**where)
+
+        return open_thread
+
+    async def tell(
+        self, taken: Taken, *, channel: str, user: str, thread_ts: str | None, usage: str = ""
+    ) -> None:
+        """Tell the asker privately what became of a message that was not queued."""
+        text = {
+            "usage": usage,
+            "listing": taken.text,
+            "already_asked": messages.SUGGESTION_ALREADY_ASKED,
+            "shutting_down": messages.SHUTTING_DOWN,
+        }.get(taken.outcome, "")
+        if taken.refusal is not None:
+            text = _access_message(taken.refusal)
+        if text:
+            await self.ephemeral(channel, user, text, thread_ts or None)
 
 
 _REJECTED_TOKEN = frozenset(
@@ -214,18 +223,19 @@ def build_slack_app(
     signing_secret: str,
     client: AsyncWebClient,
     responder: SlackResponder,
-    dedupe: EventDeduplicator,
-    metrics: ConferMetrics,
+    intake: Intake,
     identity: AuthorizeResult | None = None,
-    conversations: SlackConversations | None = None,
     acks: AckWindow | None = None,
     allowed_bots: frozenset[str] = frozenset(),
+    followups: bool = True,
 ) -> AckFirstApp:
     """``identity`` (from ``authorize_once``) spares every request an ``auth.test``; without it
-    Bolt calls ``auth.test`` itself. ``conversations``: thread memory, follow-ups and DMs. Events
-    are acked at once; their work waits for the acks ``acks`` counts (``bot.slack.acks``).
-    ``allowed_bots``: the bot and app ids whose mentions are answered (CONFER_SLACK_ALLOWED_BOTS);
-    every other bot's mention is ignored, so two bots can never answer each other in a loop."""
+    Bolt calls ``auth.test`` itself. Events are acked at once; their work waits for the acks
+    ``acks`` counts (``bot.slack.acks``). What each event asks goes to the chat core's ``intake``.
+    ``followups``: replies in threads Confer answered, and direct messages, are questions
+    (CONFER_THREAD_FOLLOWUPS). ``allowed_bots``: the bot and app ids whose mentions are answered
+    (CONFER_SLACK_ALLOWED_BOTS); every other bot's mention is ignored, so two bots can never answer
+    each other in a loop."""
     authorization = _static_authorization(client, identity) if identity else {"client": client}
     acks = acks or AckWindow()
     app = AckFirstApp(
@@ -236,8 +246,7 @@ def build_slack_app(
         logger=logging.getLogger("slack_bolt"),
         **authorization,
     )
-    service = responder.service
-    scheduler = responder.scheduler
+    gateway = responder.gateway
     # Bolt runs each event's listener after its ack: a burst's listeners start together, so they
     # go on at most LISTENERS_PER_TURN per turn of the event loop (``bot.turns``).
     turns = TurnGate(LISTENERS_PER_TURN)
@@ -250,42 +259,6 @@ def build_slack_app(
             acks.track(current)
         await turns.enter()
 
-    async def submit(
-        *,
-        team: str,
-        channel: str,
-        user: str,
-        thread: str,
-        surface: Surface,
-        key: ThreadKey,
-        question: Question,
-        prepared: Prepared | None,
-        searching: str,
-        on_undelivered: Callable[[], Awaitable[None]] | None = None,
-    ) -> None:
-        """Queue the question to be answered in ``thread`` (streamed to ``user``) and remembered
-        there; the asker is told privately when Confer is shutting down."""
-        try:
-            scheduler.submit(
-                _answer_and_remember(
-                    responder.answer(
-                        team=team,
-                        channel=channel,
-                        thread_ts=thread,
-                        question=question,
-                        surface=surface,
-                        on_undelivered=on_undelivered,
-                        searching=searching,
-                        user=user,
-                    ),
-                    conversations,
-                    key,
-                    prepared,
-                )
-            )
-        except ShuttingDownError:
-            await responder.ephemeral(channel, user, messages.SHUTTING_DOWN, thread or None)
-
     @app.event(MENTION)
     async def on_mention(body: dict[str, Any], context: AsyncBoltContext) -> None:
         await begin_event()
@@ -297,90 +270,65 @@ def build_slack_app(
         if _own(mention, context) or (mention.from_bot and not mention.bot_allowed(allowed_bots)):
             logger.debug("ignored a mention sent by a bot", extra={"bot": ",".join(mention.bot_ids)})
             return
-        if mention.event_id and not await dedupe.first_delivery(mention.event_id):
-            metrics.events_deduplicated.inc()
-            return
-        text = plain_text(strip_bot_mention(mention.text, context.bot_user_id))
         thread = mention.reply_thread
-        key = thread_key(mention.team, mention.channel, thread)
-        try:
-            if conversations is None:
-                prepared = None
-                question = service.make_question(text, channel=mention.channel)
-            else:
-                prepared = await conversations.prepare(
-                    service,
-                    key,
-                    text,
-                    channel=mention.channel,
-                    read_from=(mention.thread_ts, mention.ts) if mention.thread_ts else None,
-                    bot_user_id=context.bot_user_id,
-                )
-                question = prepared.question
-        except EmptyQuestionError:
-            await responder.ephemeral(mention.channel, mention.user, messages.USAGE, thread)
-            service.record_rejected("mention")
-            return
-        except CollectionAccessError as error:
-            await responder.ephemeral(mention.channel, mention.user, _access_message(error), thread)
-            service.record_rejected("mention")
-            return
-        await submit(
+        history = None
+        if mention.thread_ts:  # inside a thread: what people wrote before it, unless Confer answered
+            history = SlackHistory(
+                gateway,
+                channel=mention.channel,
+                thread_ts=mention.thread_ts,
+                before_ts=mention.ts,
+                bot_user_id=context.bot_user_id,
+            )
+        message = Message(
+            text=plain_text(strip_bot_mention(mention.text, context.bot_user_id)),
+            place=mention.channel,
+            surface="mention",
+            key=thread_key(mention.team, mention.channel, thread),
+            delivery=mention.event_id or None,
+            history=history,
+        )
+        opener = responder.opener(
             team=mention.team,
             channel=mention.channel,
+            thread_ts=thread,
             user=mention.user,
-            thread=thread,
-            surface="mention",
-            key=key,
-            question=question,
-            prepared=prepared,
-            searching=prepared.searching if prepared is not None else "",
-            on_undelivered=lambda: _tell_undelivered(responder, metrics, mention),
+            on_undelivered=lambda: _tell_undelivered(responder, intake.metrics, mention),
+        )
+        taken = await intake.take(message, opener, neutralize=neutralize)
+        await responder.tell(
+            taken, channel=mention.channel, user=mention.user, thread_ts=thread, usage=messages.USAGE
         )
 
     @app.event(MESSAGE)
     async def on_message(body: dict[str, Any], context: AsyncBoltContext) -> None:
         """A reply in a thread Confer answered, or a direct message; everything else is ignored."""
-        if conversations is None or not conversations.followups:
+        if intake.conversations is None or not followups:
             return
         await begin_event()
         message = parse_message(body, context.bot_user_id)
         if message is None or message.place is None:
             return
-        surface: Surface
-        if message.place == "dm":
-            thread, surface = message.thread_ts, "dm"
-            key = thread_key(message.team, message.channel, message.thread_ts or "dm")
-        else:
-            thread, surface = message.thread_ts, "followup"
-            key = thread_key(message.team, message.channel, message.thread_ts)
-            if not await conversations.answered(key, bot_user_id=context.bot_user_id):
-                return
-        if message.event_id and not await dedupe.first_delivery(message.event_id):
-            metrics.events_deduplicated.inc()
-            return
-        try:
-            prepared = await conversations.prepare(
-                service, key, plain_text(message.text), channel=message.channel
-            )
-        except EmptyQuestionError:
-            service.record_rejected(surface)
-            return
-        except CollectionAccessError as error:
-            await responder.ephemeral(message.channel, message.user, _access_message(error), thread or None)
-            service.record_rejected(surface)
-            return
-        await submit(
-            team=message.team,
-            channel=message.channel,
-            user=message.user,
-            thread=thread,
-            surface=surface,
-            key=key,
-            question=prepared.question,
-            prepared=prepared,
-            searching=prepared.searching,
+        dm = message.place == "dm"
+        thread = message.thread_ts
+        taken = await intake.take(
+            Message(
+                text=plain_text(message.text),
+                place=message.channel,
+                surface="dm" if dm else "followup",
+                key=thread_key(message.team, message.channel, (thread or "dm") if dm else thread),
+                delivery=message.event_id or None,
+                followup_only=not dm,
+                history=None
+                if dm
+                else SlackHistory(
+                    gateway, channel=message.channel, thread_ts=thread, bot_user_id=context.bot_user_id
+                ),
+            ),
+            responder.opener(team=message.team, channel=message.channel, thread_ts=thread, user=message.user),
+            neutralize=neutralize,
         )
+        await responder.tell(taken, channel=message.channel, user=message.user, thread_ts=thread)
 
     @app.command(COMMAND)
     async def on_command(ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -389,31 +337,26 @@ def build_slack_app(
         except PayloadError:
             await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
             return
-        if command.trigger_id and not await dedupe.first_delivery("command:" + command.trigger_id):
-            metrics.events_deduplicated.inc()  # a replayed or redelivered request: answered once
+        message = Message(
+            text=plain_text(command.text),
+            place=command.channel,
+            surface="command",
+            key=None,  # slash commands cannot run in threads: the answer opens one
+            delivery="command:" + command.trigger_id if command.trigger_id else None,
+            commands=True,
+        )
+        taken = await intake.take(message, _command_opener(responder, intake, command), neutralize=neutralize)
+        if taken.outcome in ("queued", "duplicate"):  # a replayed or redelivered request: answered once
             await ack()
             return
-        word = command.text.strip().lower()
-        if word in ("", "help"):
-            await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
-            return
-        if word == "list":
-            await ack(response_type="ephemeral", text=_collections_list(service, command.channel))
-            return
-        try:
-            question = service.make_question(plain_text(command.text), channel=command.channel)
-        except EmptyQuestionError:
-            await ack(response_type="ephemeral", text=messages.COMMAND_USAGE)
-            return
-        except CollectionAccessError as error:
-            service.record_rejected("command")
-            await ack(response_type="ephemeral", text=_access_message(error))
-            return
-        if not scheduler.accepting:
-            await ack(response_type="ephemeral", text=messages.SHUTTING_DOWN)
-            return
-        await ack()
-        scheduler.submit(_answer_command(responder, metrics, command, question, conversations))
+        text = {
+            "usage": messages.COMMAND_USAGE,
+            "listing": taken.text,
+            "shutting_down": messages.SHUTTING_DOWN,
+        }.get(taken.outcome, "")
+        if taken.refusal is not None:
+            text = _access_message(taken.refusal)
+        await ack(response_type="ephemeral", text=text)
 
     @app.action(FEEDBACK_ACTION)
     @app.action(re.compile(rf"^({'|'.join(LEGACY_FEEDBACK_ACTIONS)})$"))
@@ -430,13 +373,14 @@ def build_slack_app(
             logger.warning("ignored a feedback click with an unknown value")
             return
         vote, question_id = parsed
-        place = Place("slack", click.team, click.channel)
-        desk = responder.feedback or FeedbackDesk(store=None, metrics=metrics)
-        stored = await desk.vote(question_id, vote, place=place, voter=click.user)
+        voted = await intake.vote(
+            question_id, vote, place=Place("slack", click.team, click.channel), voter=click.user
+        )
+        stored = voted.record
         if vote == "down" and stored is not None and click.trigger_id:
             view = feedback_form(vote_id=stored.id, channel=click.channel, thread_ts=click.thread_ts)
             try:
-                await responder.gateway.call("views.open", trigger_id=click.trigger_id, view=view)
+                await gateway.call("views.open", trigger_id=click.trigger_id, view=view)
                 return
             except SlackCallError as error:
                 logger.warning("could not open the feedback form", extra={"error": error.error})
@@ -454,8 +398,7 @@ def build_slack_app(
             logger.warning("ignored a malformed feedback form")
             return
         reason: Reason = next((r for r in REASONS if r == form.reason), "other")
-        desk = responder.feedback or FeedbackDesk(store=None, metrics=metrics)
-        kept = await desk.explain(form.vote_id, reason, form.comment)
+        kept = await intake.explain(form.vote_id, reason, form.comment)
         thanks = messages.FEEDBACK_REASON_THANKS if kept else messages.FEEDBACK_NOT_KEPT
         await responder.ephemeral(form.channel, form.user, thanks, form.thread_ts or None)
 
@@ -474,42 +417,17 @@ def build_slack_app(
         if not thread and not dm:
             logger.warning("ignored a suggestion click outside a thread")
             return
-        surface: Surface = "followup" if thread else "dm"
-        key = thread_key(click.team, click.channel, thread or "dm")
-        text = plain_text(click.value)
-        try:
-            if conversations is None:
-                prepared = None
-                question = service.make_question(text, channel=click.channel)
-            else:
-                prepared = await conversations.prepare(service, key, text, channel=click.channel)
-                question = prepared.question
-        except EmptyQuestionError:
-            service.record_rejected(surface)
-            return
-        except CollectionAccessError as error:
-            await responder.ephemeral(click.channel, click.user, _access_message(error), thread or None)
-            service.record_rejected(surface)
-            return
-        if not await dedupe.first_delivery(
-            f"suggest:{click.channel}:{thread}:{click.block_id}:{click.action_id}"
-        ):
-            metrics.events_deduplicated.inc()
-            await responder.ephemeral(
-                click.channel, click.user, messages.SUGGESTION_ALREADY_ASKED, thread or None
-            )
-            return
-        await submit(
-            team=click.team,
-            channel=click.channel,
-            user=click.user,
-            thread=thread,
-            surface=surface,
-            key=key,
-            question=question,
-            prepared=prepared,
-            searching=(prepared.searching if prepared is not None else "") or question.text,
+        message = Message(
+            text=plain_text(click.value),
+            place=click.channel,
+            surface="followup" if thread else "dm",
+            key=thread_key(click.team, click.channel, thread or "dm"),
+            once=f"suggest:{click.channel}:{thread}:{click.block_id}:{click.action_id}",
+            shows_question=True,
         )
+        opener = responder.opener(team=click.team, channel=click.channel, thread_ts=thread, user=click.user)
+        taken = await intake.take(message, opener, neutralize=neutralize)
+        await responder.tell(taken, channel=click.channel, user=click.user, thread_ts=thread)
 
     return app
 
@@ -532,84 +450,61 @@ def _feedback_vote(click: BlockAction) -> tuple[Vote, str] | None:
     return (vote, question_id[:40]) if vote is not None else None
 
 
-async def _answer_and_remember(
-    answering: Awaitable[Answer | None],
-    conversations: SlackConversations | None,
-    key: ThreadKey,
-    prepared: Prepared | None,
-) -> None:
-    """Run the question's life in its thread, keeping the turn in the thread's memory (the question
-    first, then its answer)."""
-    if conversations is not None and prepared is not None:
-        await conversations.begin(key, prepared)
-    answer = await answering
-    if conversations is not None and prepared is not None:
-        await conversations.remember(key, prepared, answer)
-
-
-async def _answer_command(
-    responder: SlackResponder,
-    metrics: ConferMetrics,
-    command: SlashCommand,
-    question: Question,
-    conversations: SlackConversations | None = None,
-) -> None:
+def _command_opener(responder: SlackResponder, intake: Intake, command: SlashCommand) -> Opener:
     """Slash commands cannot run in threads: post a root message restating the question, then
     answer under it. Where Confer cannot post (a DM, a channel it has not joined), the answer goes
     to the asker alone through the command's ``response_url``."""
-    asker = f"<@{command.user}>" if is_user_id(command.user) else "Someone"
-    try:
-        root = await responder.post(
-            command.channel, None, messages.asked_by(asker, neutralize(question.text))
-        )
-    except SlackCallError as error:
-        logger.warning("could not post the question; answering privately", extra={"error": error.error})
-        await _answer_privately(responder, metrics, command, question)
-        return
 
     async def undelivered() -> None:
-        await _tell_through_response_url(responder, metrics, command, messages.NOT_POSTED)
+        await _tell_through_response_url(responder, intake.metrics, command, messages.NOT_POSTED)
 
-    thread = str(root.get("ts", ""))
-    # The thread under the root message is a conversation like a mention's: replies are follow-ups.
-    prepared = Prepared(
-        question, Standalone(question.text, subject_of(question.text), "as_asked"), question.text, False
-    )
-    await _answer_and_remember(
-        responder.answer(
+    @contextlib.asynccontextmanager
+    async def open_thread(question: Question) -> AsyncIterator[Delivery | None]:
+        asker = f"<@{command.user}>" if is_user_id(command.user) else "Someone"
+        try:
+            root = await responder.post(
+                command.channel, None, messages.asked_by(asker, neutralize(question.text))
+            )
+        except SlackCallError as error:
+            logger.warning("could not post the question; answering privately", extra={"error": error.error})
+            told = await _tell_through_response_url(
+                responder, intake.metrics, command, messages.ANSWERING_PRIVATELY
+            )
+            yield Delivery(PrivateThread(responder, command)) if told else None
+            return
+        yield await responder.delivery(
             team=command.team,
             channel=command.channel,
-            thread_ts=thread,
-            question=question,
-            surface="command",
-            on_undelivered=undelivered,
+            thread_ts=str(root.get("ts", "")),
             user=command.user,
-        ),
-        conversations,
-        thread_key(command.team, command.channel, thread),
-        prepared if thread else None,
-    )
+            on_undelivered=undelivered,
+        )
+
+    return open_thread
 
 
-async def _answer_privately(
-    responder: SlackResponder, metrics: ConferMetrics, command: SlashCommand, question: Question
-) -> None:
-    """Research and answer through ``response_url``, visible only to the asker."""
-    if not await _tell_through_response_url(responder, metrics, command, messages.ANSWERING_PRIVATELY):
-        return
-    try:
-        async with responder.scheduler.slot():
-            answer = await responder.service.answer(question, surface="command")
-    except QuestionTimeoutError:
-        await _respond(responder, command, {"response_type": "ephemeral", "text": messages.TIMED_OUT})
-        return
-    except Exception:
-        logger.exception("question failed")
-        await _respond(responder, command, {"response_type": "ephemeral", "text": messages.UNEXPECTED})
-        return
-    blocks, text = answer_message(answer, responder.service.config)
-    if not await _respond(responder, command, {"response_type": "ephemeral", "text": text, "blocks": blocks}):
-        await _respond(responder, command, {"response_type": "ephemeral", "text": text})
+@dataclass
+class PrivateThread:
+    """``ChatThread`` for a slash command Confer could not answer in the channel: no status, and
+    the answer (or what went wrong) to the asker alone through the command's ``response_url``."""
+
+    responder: SlackResponder
+    command: SlashCommand
+
+    async def post_status(self, state: StatusState) -> None:
+        """The asker was told the answer comes privately; there is no status to show."""
+
+    async def edit_status(self, state: StatusState) -> None:
+        """As ``post_status``."""
+
+    async def post_answer(self, answer: Answer, footer: AnswerFooter | None = None) -> None:
+        blocks, text = answer_message(answer, self.responder.service.config)
+        payload = {"response_type": "ephemeral", "text": text}
+        if not await _respond(self.responder, self.command, {**payload, "blocks": blocks}):
+            await _respond(self.responder, self.command, payload)
+
+    async def say(self, text: str) -> None:
+        await _respond(self.responder, self.command, {"response_type": "ephemeral", "text": text})
 
 
 async def _tell_through_response_url(
@@ -645,17 +540,3 @@ def _access_message(error: CollectionAccessError) -> str:
     if isinstance(error, PlaceDeniedError):
         return messages.place_denied([f"<#{p}>" for p in error.places if _CHANNEL_ID.match(p)])
     return messages.collection_access(error)
-
-
-def _collections_list(service: ResearchService, channel: str) -> str:
-    config = service.config
-    if policy_for(config, channel) is None:
-        return _access_message(PlaceDeniedError(places=listed_places(config)))
-    entries = []
-    for name in allowed_collections(config, channel):
-        collection = config.get(name)
-        if collection is not None:
-            entries.append(
-                (name, neutralize(collection_title(config, name)), neutralize(collection.description))
-            )
-    return messages.collections_list(entries)

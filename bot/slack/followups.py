@@ -14,12 +14,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.memory import ThreadKey
-from bot.service import ResearchService
 from bot.slack.gateway import RateLimitedError, SlackCallError, SlackGateway
 from bot.slack.payloads import plain_text
-from bot.threads import Conversations, Prepared
 from graph.followup import PriorTurn
-from graph.models import Answer
 
 logger = logging.getLogger(__name__)
 
@@ -157,49 +154,27 @@ async def posted_in_thread(
 
 
 @dataclass
-class SlackConversations:
-    """Follow-ups on Slack: which threads Confer answered, the question with its thread's context,
-    and remembering each answered turn."""
+class SlackHistory:
+    """What Slack tells of a thread beyond Confer's memory (the chat core's ``ThreadHistory``)."""
 
-    conversations: Conversations
     gateway: SlackGateway
-    followups: bool = True  # CONFER_THREAD_FOLLOWUPS
+    channel: str
+    thread_ts: str
+    bot_user_id: str | None
+    before_ts: str | None = None  # the message asking: what people wrote before it is read
 
-    async def answered(self, key: ThreadKey, *, bot_user_id: str | None = None) -> bool:
-        """Whether Confer answered in thread ``key``: its memory says so, or, when the memory cannot
-        be read (its database is down), the thread shows a message of Confer's."""
-        turns = await self.conversations.remembered(key)
-        if turns is not None:
-            return bool(turns)
+    async def posted(self) -> bool:
         return await posted_in_thread(
-            self.gateway, channel=key.channel, thread_ts=key.thread, bot_user_id=bot_user_id
+            self.gateway, channel=self.channel, thread_ts=self.thread_ts, bot_user_id=self.bot_user_id
         )
 
-    async def prepare(
-        self,
-        service: ResearchService,
-        key: ThreadKey,
-        text: str,
-        *,
-        channel: str,
-        read_from: tuple[str, str] | None = None,
-        bot_user_id: str | None = None,
-    ) -> Prepared:
-        """The question for ``text`` in thread ``key``. ``read_from`` (thread ts, the mention's ts):
-        a mention inside a thread Confer has not answered reads what people wrote there before it."""
-        context: list[PriorTurn] = []
-        if read_from is not None and not await self.answered(key, bot_user_id=bot_user_id):
-            context = await read_thread(
-                self.gateway,
-                channel=channel,
-                thread_ts=read_from[0],
-                before_ts=read_from[1],
-                bot_user_id=bot_user_id,
-            )
-        return await self.conversations.prepare(service, key, text, channel=channel, context=context)
-
-    async def begin(self, key: ThreadKey, prepared: Prepared) -> None:
-        await self.conversations.begin(key, prepared)
-
-    async def remember(self, key: ThreadKey, prepared: Prepared, answer: Answer | None) -> None:
-        await self.conversations.remember(key, prepared, answer)
+    async def earlier(self) -> list[PriorTurn]:
+        if self.before_ts is None:
+            return []
+        return await read_thread(
+            self.gateway,
+            channel=self.channel,
+            thread_ts=self.thread_ts,
+            before_ts=self.before_ts,
+            bot_user_id=self.bot_user_id,
+        )

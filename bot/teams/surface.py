@@ -13,7 +13,7 @@ the background in the same reply chain.
 import contextlib
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -29,79 +29,22 @@ from microsoft_agents.hosting.core.authorization import (
 )
 
 from bot import messages
-from bot.access import allowed_collections, policy_for
-from bot.conversation import answer_in_thread
-from bot.dedupe import EventDeduplicator
-from bot.errors import ChatCallError, EmptyQuestionError
-from bot.feedback import REASONS, FeedbackDesk, Place
+from bot.chat.intake import Delivery, Intake, Message, Opener, Taken
+from bot.errors import ChatCallError
+from bot.feedback import REASONS, Place
 from bot.memory import ThreadKey
-from bot.metrics import ConferMetrics
-from bot.progress import StatusState
 from bot.ratelimit import build_teams_budget
-from bot.render import AnswerFooter, collection_title
-from bot.scheduler import QuestionScheduler, ShuttingDownError
-from bot.service import ResearchService
 from bot.settings import ConferSettings
 from bot.teams.activities import ActivityError, TeamsMessage, parse_activity
-from bot.teams.cards import answer_card, card_activity, status_card, status_lines, text_activity
+from bot.teams.cards import text_activity
 from bot.teams.connector import TeamsClient, TeamsConnector
 from bot.teams.markup import neutralize
-from bot.threads import Conversations
-from graph.models import Answer, Question
-from graph.planning import CollectionAccessError
+from bot.teams.thread import TeamsThread
+from graph.models import Question
 
 logger = logging.getLogger(__name__)
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-@dataclass
-class TeamsThread:
-    """``ChatThread`` for one Teams reply chain: every post replies to the question's activity."""
-
-    client: TeamsClient
-    message: TeamsMessage
-    service: ResearchService
-    status_id: str | None = None
-    answer_id: str | None = None
-
-    shows_sentences = True  # the status card shows a model-written answer as it is verified
-
-    async def post_status(self, state: StatusState) -> None:
-        card = status_card(state, self.service.config)
-        self.status_id = await self.client.reply(
-            self.message.conversation_id, self.message.activity_id, card_activity(card)
-        )
-
-    async def edit_status(self, state: StatusState) -> None:
-        if not self.status_id:
-            raise ChatCallError(method="update", error="no status message")
-        card = status_card(state, self.service.config)
-        summary = status_lines(state, self.service.config)[0]
-        await self.client.update(
-            self.message.conversation_id, self.status_id, card_activity(card, summary=summary)
-        )
-
-    async def post_answer(self, answer: Answer, footer: AnswerFooter | None = None) -> None:
-        card = answer_card(answer, self.service.config, footer)
-        self.answer_id = await self.client.reply(
-            self.message.conversation_id, self.message.activity_id, card_activity(card)
-        )
-
-    async def edit_answer(self, answer: Answer, footer: AnswerFooter) -> None:
-        """The posted answer's card again with ``footer`` (its suggested follow-ups came later)."""
-        if not self.answer_id:
-            raise ChatCallError(method="update", error="no answer message")
-        card = answer_card(answer, self.service.config, footer)
-        await self.client.update(self.message.conversation_id, self.answer_id, card_activity(card))
-
-    async def say(self, text: str) -> None:
-        try:
-            await self.client.reply(
-                self.message.conversation_id, self.message.activity_id, text_activity(text)
-            )
-        except ChatCallError as error:
-            logger.warning("could not post to teams", extra={"method": error.method, "error": error.error})
 
 
 Job = Callable[[TeamsClient], Awaitable[None]]
@@ -123,15 +66,10 @@ def bound_to_activity(claims: ClaimsIdentity, message: TeamsMessage, tenant_id: 
 
 @dataclass
 class TeamsSurface:
-    service: ResearchService
-    scheduler: QuestionScheduler
-    dedupe: EventDeduplicator
+    intake: Intake
     connector: TeamsConnector
-    metrics: ConferMetrics
     auth: AgentAuthConfiguration | None  # None: local mode, unauthenticated activities
     status_interval: float = 1.0
-    conversations: Conversations | None = None  # thread memory: reply chains and personal chats
-    feedback: FeedbackDesk | None = None  # answers' records and votes (the chat core's store)
     validator: JwtTokenValidator | None = None  # the SDK's, for ``auth``, unless one is given
 
     @property
@@ -172,60 +110,84 @@ class TeamsSurface:
             return web.json_response({"error": "local mode replies only to this machine"}, status=400)
         if not parsed.addressed and parsed.vote is None:
             return web.Response(status=202)  # a group message not addressed to Confer
-        if not await self.dedupe.first_delivery(f"teams:{parsed.place}:{parsed.activity_id}"):
-            self.metrics.events_deduplicated.inc()
-            return web.Response(status=202)
+        delivery = f"teams:{parsed.place}:{parsed.activity_id}"
         if parsed.vote is not None:
-            desk = self.feedback or FeedbackDesk(store=None, metrics=self.metrics)
-            place = Place("teams", parsed.tenant_id or "", parsed.place)
-            stored = await desk.vote(parsed.answer_id, parsed.vote, place=place, voter=parsed.user_id)
-            thanks = messages.TEAMS_FEEDBACK_THANKS if stored is not None else messages.FEEDBACK_NOT_KEPT
-            reason = next((r for r in REASONS if r == parsed.reason), None)
-            if stored is not None and reason is not None:  # the 👎 form was sent with it
-                await desk.explain(stored.id, reason, parsed.comment)
-                thanks = messages.FEEDBACK_REASON_THANKS
-            with contextlib.suppress(ShuttingDownError):  # the vote is kept; only the thanks is lost
-                self.scheduler.submit(
+            voted = await self.intake.vote(
+                parsed.answer_id,
+                parsed.vote,
+                place=Place("teams", parsed.tenant_id or "", parsed.place),
+                voter=parsed.user_id,
+                delivery=delivery,
+                reason=next((r for r in REASONS if r == parsed.reason), None),  # the 👎 form's
+                comment=parsed.comment,
+            )
+            if not voted.duplicate:  # the vote is kept; only the thanks is lost when shutting down
+                thanks = (
+                    messages.TEAMS_FEEDBACK_THANKS if voted.record is not None else messages.FEEDBACK_NOT_KEPT
+                )
+                if voted.explained:
+                    thanks = messages.FEEDBACK_REASON_THANKS
+                self.intake.later(
                     self._run(parsed, claims, self._private(parsed, thanks)), name="confer-teams"
                 )
             return web.Response(status=202)
-        if parsed.suggested:  # each suggested question once per reply chain, whoever clicks it
-            digest = hashlib.sha256(parsed.text.encode()).hexdigest()[:16]
-            if not await self.dedupe.first_delivery(f"teams:suggest:{parsed.conversation_id}:{digest}"):
-                self.metrics.events_deduplicated.inc()
-                with contextlib.suppress(ShuttingDownError):
-                    self.scheduler.submit(
-                        self._run(parsed, claims, self._private(parsed, messages.SUGGESTION_ALREADY_ASKED)),
-                        name="confer-teams",
-                    )
-                return web.Response(status=202)
-        job = self._job(parsed)
-        try:
-            self.scheduler.submit(self._run(parsed, claims, job), name="confer-teams")
-        except ShuttingDownError:
+        suggested = hashlib.sha256(parsed.text.encode()).hexdigest()[:16] if parsed.suggested else ""
+        message = Message(
+            text=parsed.text,
+            place=parsed.place,
+            surface="teams",
+            # A reply chain in a channel (its conversation id names the chain) or a personal chat.
+            key=ThreadKey("teams", parsed.tenant_id or "", parsed.place, parsed.conversation_id),
+            delivery=delivery,
+            commands=True,
+            # each suggested question once per reply chain, whoever clicks it
+            once=f"teams:suggest:{parsed.conversation_id}:{suggested}" if suggested else None,
+        )
+        taken = await self.intake.take(message, self._opener(parsed, claims), neutralize=neutralize)
+        if taken.outcome == "shutting_down":
             return web.json_response({"error": "shutting down"}, status=503)
+        reply = self._reply_to(parsed, taken)
+        if reply is not None:
+            self.intake.later(self._run(parsed, claims, reply), name="confer-teams")
         return web.Response(status=202)
 
-    def _job(self, message: TeamsMessage) -> Job:
-        word = message.text.strip().lower()
-        if word in ("", "help"):
+    def _reply_to(self, message: TeamsMessage, taken: Taken) -> Job | None:
+        """What to tell about a message that was not queued (nothing for a redelivery)."""
+        if taken.outcome == "usage":
             return self._reply(message, messages.TEAMS_USAGE)
-        if word == "list":
-            return self._reply(message, self._collections_list(message.place))
-        try:
-            question = self.service.make_question(message.text, channel=message.place)
-        except EmptyQuestionError:
-            return self._reply(message, messages.TEAMS_USAGE)
-        except CollectionAccessError as error:
-            self.service.record_rejected("teams")
-            return self._private(message, messages.collection_access(error))
-        return self._answer(message, question)
+        if taken.outcome == "listing":
+            return self._reply(message, messages.place_denied(()) if taken.refusal else taken.text)
+        if taken.outcome == "refused" and taken.refusal is not None:
+            return self._private(message, messages.collection_access(taken.refusal))
+        if taken.outcome == "already_asked":
+            return self._private(message, messages.SUGGESTION_ALREADY_ASKED)
+        return None
 
-    async def _run(self, message: TeamsMessage, claims: ClaimsIdentity, job: Job) -> None:
+    def _opener(self, message: TeamsMessage, claims: ClaimsIdentity) -> Opener:
+        @contextlib.asynccontextmanager
+        async def open_thread(_question: Question) -> AsyncIterator[Delivery | None]:
+            client = await self._open(message, claims)
+            if client is None:
+                yield None
+                return
+            try:
+                thread = TeamsThread(client=client, message=message, config=self.intake.service.config)
+                yield Delivery(thread, status_interval=self.status_interval)
+            finally:
+                await client.close()
+
+        return open_thread
+
+    async def _open(self, message: TeamsMessage, claims: ClaimsIdentity) -> TeamsClient | None:
         try:
-            client = await self.connector.open(claims=claims, service_url=message.service_url)
+            return await self.connector.open(claims=claims, service_url=message.service_url)
         except ChatCallError as error:
             logger.warning("could not reach teams", extra={"method": error.method, "error": error.error})
+            return None
+
+    async def _run(self, message: TeamsMessage, claims: ClaimsIdentity, job: Job) -> None:
+        client = await self._open(message, claims)
+        if client is None:
             return
         try:
             await job(client)
@@ -234,7 +196,7 @@ class TeamsSurface:
 
     def _reply(self, message: TeamsMessage, text: str) -> Job:
         async def job(client: TeamsClient) -> None:
-            await TeamsThread(client=client, message=message, service=self.service).say(text)
+            await TeamsThread(client=client, message=message, config=self.intake.service.config).say(text)
 
         return job
 
@@ -256,59 +218,9 @@ class TeamsSurface:
 
         return job
 
-    def _answer(self, message: TeamsMessage, question: Question) -> Job:
-        async def job(client: TeamsClient) -> None:
-            thread = TeamsThread(client=client, message=message, service=self.service)
-            conversations, prepared = self.conversations, None
-            # A reply chain in a channel (its conversation id names the chain) or a personal chat.
-            key = ThreadKey("teams", message.tenant_id or "", message.place, message.conversation_id)
-            if conversations is not None:
-                try:
-                    prepared = await conversations.prepare(
-                        self.service, key, message.text, channel=message.place
-                    )
-                except (EmptyQuestionError, CollectionAccessError):
-                    prepared = None  # checked before it was queued; the question stands as asked
-                if prepared is not None:
-                    await conversations.begin(key, prepared)
-            answer = await answer_in_thread(
-                thread,
-                service=self.service,
-                scheduler=self.scheduler,
-                question=prepared.question if prepared is not None else question,
-                surface="teams",
-                status_interval=self.status_interval,
-                searching=prepared.searching if prepared is not None else "",
-                key=key,
-                feedback=self.feedback,
-            )
-            if conversations is not None and prepared is not None:
-                await conversations.remember(key, prepared, answer)
-
-        return job
-
-    def _collections_list(self, place: str) -> str:
-        config = self.service.config
-        if policy_for(config, place) is None:
-            return messages.place_denied(())
-        entries = []
-        for name in allowed_collections(config, place):
-            collection = config.get(name)
-            if collection is not None:
-                entries.append(
-                    (name, neutralize(collection_title(config, name)), neutralize(collection.description))
-                )
-        return messages.collections_list(entries)
-
 
 def build_teams_surface(
-    settings: ConferSettings,
-    *,
-    service: ResearchService,
-    scheduler: QuestionScheduler,
-    dedupe: EventDeduplicator,
-    metrics: ConferMetrics,
-    status_interval: float = 1.0,
+    settings: ConferSettings, *, intake: Intake, status_interval: float = 1.0
 ) -> TeamsSurface:
     """Local mode (no credentials) or the SDK's MSAL service connection from validated settings."""
     logging.getLogger("microsoft_agents").setLevel(logging.WARNING)  # it logs ids on every call at INFO
@@ -327,14 +239,6 @@ def build_teams_surface(
         )
         manager = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": auth})
     connector = TeamsConnector(
-        factory=RestChannelServiceClientFactory(manager), metrics=metrics, budget=build_teams_budget()
+        factory=RestChannelServiceClientFactory(manager), metrics=intake.metrics, budget=build_teams_budget()
     )
-    return TeamsSurface(
-        service=service,
-        scheduler=scheduler,
-        dedupe=dedupe,
-        connector=connector,
-        metrics=metrics,
-        auth=auth,
-        status_interval=status_interval,
-    )
+    return TeamsSurface(intake=intake, connector=connector, auth=auth, status_interval=status_interval)

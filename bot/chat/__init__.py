@@ -1,0 +1,1 @@
+"""The platform-neutral chat core: what every platform shares, written once."""
