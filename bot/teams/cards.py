@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from bot import messages
-from bot.progress import FINAL_PHASES, Row, StatusState
-from bot.render import (
+from bot.chat.progress import FINAL_PHASES, Row, StatusState
+from bot.chat.render import (
     AnswerFooter,
     answer_id,
     cite,
