@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from bot.chat.access import PlaceDeniedError
 from bot.errors import DatasetError, EmptyQuestionError
 from bot.settings import SettingsError
-from graph.models import FindingStatus, QuestionKind
-from graph.research.planning import CollectionAccessError
+from graph import CollectionAccessError, FindingStatus, QuestionKind
 from retrieval.errors import (
     CollectionsFileError,
     ConferError,

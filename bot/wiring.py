@@ -8,8 +8,7 @@ from retrieval.collections import CollectionsConfig, load_collections
 if TYPE_CHECKING:  # the graph, the service and the clients load only when built (fast CLI start)
     from bot.chat.service import ResearchService
     from bot.metrics import ConferMetrics
-    from graph.context import ResearchLimits
-    from graph.llm.port import ChatModel
+    from graph import ChatModel, ResearchLimits
     from retrieval.backends import SearchBackend
     from retrieval.embeddings import Embedder
 
@@ -67,7 +66,7 @@ def build_backend(settings: ConferSettings, metrics: "ConferMetrics | None" = No
 
 
 def build_limits(settings: ConferSettings) -> "ResearchLimits":
-    from graph.context import ResearchLimits
+    from graph import ResearchLimits
 
     return ResearchLimits(
         top_k=settings.top_k,
@@ -85,7 +84,7 @@ def build_llm(settings: ConferSettings, metrics: "ConferMetrics") -> "ChatModel 
         return None
     from bot.chat.breaker import build_breaker
     from bot.metrics import MetricsLLMObserver
-    from graph.llm.openai_client import build_chat_model  # the openai package loads only when needed
+    from graph import build_chat_model  # the openai package loads only when needed
 
     return build_chat_model(
         base_url=settings.llm_base_url,

@@ -14,7 +14,7 @@ The rules, closed by default once a ``channels:`` section exists:
 
 from dataclasses import dataclass
 
-from graph.research.planning import CollectionAccessError
+from graph import CollectionAccessError
 from retrieval.collections import ANY_CHANNEL, ChannelPolicy, CollectionsConfig
 
 

@@ -8,7 +8,7 @@ import uuid
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from graph.llm.port import LocalBreaker
+from graph import LocalBreaker
 
 logger = logging.getLogger(__name__)
 

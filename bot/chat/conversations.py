@@ -15,9 +15,7 @@ from bot.chat.access import require_policy
 from bot.chat.memory import MemoryUnavailableError, ThreadKey, ThreadMemory, Turn
 from bot.chat.service import ResearchService
 from bot.metrics import ConferMetrics
-from graph.models import Answer, Question
-from graph.research.followup import PriorTurn, Standalone, understand_followup
-from graph.research.question import extract_targets
+from graph import Answer, PriorTurn, Question, Standalone, extract_targets, understand_followup
 
 logger = logging.getLogger(__name__)
 

@@ -30,9 +30,7 @@ from bot.chat.service import ResearchService, Surface
 from bot.chat.thread import ChatThread, answer_in_thread
 from bot.errors import EmptyQuestionError
 from bot.metrics import ConferMetrics
-from graph.models import Question
-from graph.research.followup import PriorTurn, Standalone, subject_of
-from graph.research.planning import CollectionAccessError
+from graph import CollectionAccessError, PriorTurn, Question, Standalone, subject_of
 
 logger = logging.getLogger(__name__)
 

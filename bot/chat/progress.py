@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from bot.chat.ratelimit import RetryLaterError
-from graph.models import AnswerSentence, FindingStatus
+from graph import AnswerSentence, FindingStatus
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)

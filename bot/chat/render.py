@@ -17,8 +17,7 @@ from bot.messages import (
     OTHER_LANGUAGE,
     partial_note,
 )
-from graph.answer.suggestions import Suggestion
-from graph.models import Answer, AnswerSentence, FindingStatus
+from graph import Answer, AnswerSentence, FindingStatus, Suggestion
 from retrieval.collections import CollectionsConfig
 
 

@@ -15,15 +15,25 @@ from typing import Literal
 from bot.chat.access import require_policy
 from bot.errors import EmptyQuestionError as EmptyQuestionError  # importers of bot.chat.service keep it
 from bot.metrics import ConferMetrics, record_drops
-from graph.answer.suggestions import Suggestion, suggest_followups
-from graph.builder import ResearchGraph, build_research_graph
-from graph.context import GraphContext, ResearchLimits
-from graph.events import AnswerReady, BranchFinished, LLMFallback, ProgressEvent
-from graph.llm.port import ChatModel
-from graph.models import Answer, Question
-from graph.research.planning import CollectionAccessError, check_requested
-from graph.research.question import extract_targets
-from graph.runner import stream_research
+from graph import (
+    Answer,
+    AnswerReady,
+    BranchFinished,
+    ChatModel,
+    CollectionAccessError,
+    GraphContext,
+    LLMFallback,
+    ProgressEvent,
+    Question,
+    ResearchGraph,
+    ResearchLimits,
+    Suggestion,
+    build_research_graph,
+    check_requested,
+    extract_targets,
+    stream_research,
+    suggest_followups,
+)
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.embeddings import ProgressCallback

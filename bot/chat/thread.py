@@ -21,8 +21,16 @@ from bot.chat.render import AnswerFooter, plain_answer, takes_votes
 from bot.chat.scheduler import QuestionScheduler
 from bot.chat.service import QuestionTimeoutError, ResearchService, Surface
 from bot.errors import ChatCallError
-from graph.events import BranchFinished, BranchStarted, FollowUp, PlanReady, ProgressEvent, SentenceVerified
-from graph.models import Answer, Question
+from graph import (
+    Answer,
+    BranchFinished,
+    BranchStarted,
+    FollowUp,
+    PlanReady,
+    ProgressEvent,
+    Question,
+    SentenceVerified,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -30,8 +30,7 @@ from bot.evaluation.faithfulness import KINDS, build_suite, grade
 from bot.metrics import build_metrics
 from bot.settings import ConferSettings
 from bot.wiring import build_backend, build_service
-from graph.models import Answer, ResearchRound
-from graph.verify.citations import is_supported
+from graph import Answer, ResearchRound, is_supported
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig, load_collections, resolve_sources
 from retrieval.embeddings import ProgressCallback
@@ -1070,7 +1069,7 @@ class ConversationCase:
 def conversation_cases(dataset: Path, split: str) -> list[ConversationCase]:
     """The cases that can be built from the split's comparison and bridge questions (the others,
     whose sides or entity the question text does not name literally, are left out)."""
-    from graph.research.question import comparison_sides
+    from graph import comparison_sides
 
     path = dataset / f"questions_{split}.jsonl"
     titles: dict[str, tuple[str, ...]] = {}

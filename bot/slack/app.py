@@ -58,8 +58,7 @@ from bot.slack.payloads import (
 )
 from bot.slack.stream import EditOnlyWorkspaces, ProgressMode, StreamedSlackThread
 from bot.slack.thread import SlackThread, post_message
-from graph.models import Answer, Question
-from graph.research.planning import CollectionAccessError
+from graph import Answer, CollectionAccessError, Question
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from bot.chat.render import (
 )
 from bot.messages import following_up, partial_note
 from bot.slack.mrkdwn import neutralize, plain_label, safe_link
-from graph.models import Answer
+from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 MAX_BLOCKS = 50

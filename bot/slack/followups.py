@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from bot.chat.memory import ThreadKey
 from bot.slack.gateway import RateLimitedError, SlackCallError, SlackGateway
 from bot.slack.payloads import plain_text
-from graph.research.followup import PriorTurn
+from graph import PriorTurn
 
 logger = logging.getLogger(__name__)
 

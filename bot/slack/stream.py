@@ -35,7 +35,7 @@ from bot.slack.blocks import stream_footer
 from bot.slack.gateway import RateLimitedError, SlackCallError
 from bot.slack.mrkdwn import neutralize, neutralize_markdown
 from bot.slack.thread import SlackThread
-from graph.models import Answer
+from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 logger = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from bot.chat.render import (
     takes_votes,
 )
 from bot.teams.markup import neutralize, safe_link
-from graph.models import Answer
+from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"

@@ -40,7 +40,7 @@ from bot.teams.cards import text_activity
 from bot.teams.connector import TeamsClient, TeamsConnector
 from bot.teams.markup import neutralize
 from bot.teams.thread import TeamsThread
-from graph.models import Question
+from graph import Question
 
 logger = logging.getLogger(__name__)
 

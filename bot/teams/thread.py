@@ -10,7 +10,7 @@ from bot.errors import ChatCallError
 from bot.teams.activities import TeamsMessage
 from bot.teams.cards import answer_card, card_activity, status_card, status_lines, text_activity
 from bot.teams.connector import TeamsClient
-from graph.models import Answer
+from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 logger = logging.getLogger(__name__)

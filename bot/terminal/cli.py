@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from bot.chat.memory import ThreadKey
     from bot.chat.service import ResearchService
     from bot.settings import ConferSettings
-    from graph.models import Answer, Question
+    from graph import Answer, Question
     from retrieval.collections import CollectionsConfig
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -207,7 +207,7 @@ def _run(args: argparse.Namespace) -> int:
     from bot.errors import DatasetError, EmptyQuestionError
     from bot.logs import configure_logging
     from bot.settings import SettingsError, load_settings
-    from graph.research.planning import CollectionAccessError
+    from graph import CollectionAccessError
     from retrieval.collections import load_collections
     from retrieval.errors import CollectionsFileError, ConferError, DataDirError
 
@@ -267,7 +267,7 @@ async def _index(
 ) -> int:
     from bot import messages
     from bot.wiring import build_backend
-    from graph.research.planning import CollectionAccessError
+    from graph import CollectionAccessError
     from retrieval.collections import resolve_sources, skipped_sources
     from retrieval.errors import IndexingError
     from retrieval.ingest.pipeline import index_collection
@@ -558,7 +558,7 @@ async def _ask_once(
     from bot.chat.render import answer_json
     from bot.chat.service import QuestionTimeoutError
     from bot.terminal.surface import ProgressView, render_answer
-    from graph.events import AnswerReady, ProgressEvent
+    from graph import AnswerReady, ProgressEvent
 
     question = question or service.make_question(text, extra_targets=extra)
     out = _console()
@@ -597,7 +597,7 @@ def _interactive(
     from bot.chat.conversations import Conversations
     from bot.chat.memory import ThreadKey, build_local_memory
     from bot.errors import EmptyQuestionError
-    from graph.research.planning import CollectionAccessError
+    from graph import CollectionAccessError
 
     out = _console()
     err.print(Text(messages.terminal_welcome(service.config.names)))
@@ -652,7 +652,7 @@ async def _converse_once(
     from rich.text import Text
 
     from bot import messages
-    from graph.models import Answer
+    from graph import Answer
 
     prepared = await conversations.prepare(service, key, line, extra_targets=extra)
     if prepared.standalone.text != prepared.asked:

@@ -17,7 +17,8 @@ from bot.messages import (
     terminal_researching,
     terminal_summary,
 )
-from graph.events import (
+from graph import (
+    Answer,
     AnswerReady,
     BranchFinished,
     BranchStarted,
@@ -26,7 +27,6 @@ from graph.events import (
     ProgressEvent,
     SentenceVerified,
 )
-from graph.models import Answer
 from retrieval.collections import CollectionsConfig
 
 _STYLES = {"ok": "green", "empty": "yellow", "failed": "red", "timeout": "red"}
