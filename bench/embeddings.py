@@ -5,7 +5,7 @@ The search sweep's passages are the Zipf corpus of ``bench.corpus`` with random 
 directly (embedding 500k passages with the model would take hours); the search is the real one,
 ``EmbeddedBackend.search``, with an embedder whose ``embed_query`` returns a vector computed before
 the timing: the question's own embedding is measured apart. The rate and the latencies use the real
-local model, as Confer builds it (``bot.app.build_embedder``: ``LocalEmbedder()``), on English
+local model, as Confer builds it (``bot.wiring.build_embedder``: ``LocalEmbedder()``), on English
 passages of the datasets' typical lengths cut from the sample documents' words, and on the sample
 passages themselves.
 """
@@ -363,7 +363,7 @@ async def measure_embeddings(
     sizes: Sequence[int], queries: int, *, passages: int = 48, questions: int = 30
 ) -> dict[str, Any]:
     """Every embeddings figure of ``make bench``; ``sizes`` for the search sweep."""
-    local = LocalEmbedder()  # as ``bot.app.build_embedder`` builds it
+    local = LocalEmbedder()  # as ``bot.wiring.build_embedder`` builds it
     started = time.perf_counter()
     local.warm()
     report: dict[str, Any] = {

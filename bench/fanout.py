@@ -9,9 +9,9 @@ from typing import Any
 from bench.corpus import synthetic_collections, synthetic_passages
 from bench.graph_floor import floor_graph, floor_run_cpu, measure_graph_floor
 from bench.timeline import Timeline
+from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
-from bot.serve import settle_heap
-from bot.service import ResearchService
+from bot.server import settle_heap
 from graph.context import ResearchLimits
 from retrieval import language, text
 from retrieval.backends.embedded import build_embedded_backend

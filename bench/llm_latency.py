@@ -8,10 +8,10 @@ from typing import Any
 
 from bench.corpus import synthetic_collections, synthetic_passages
 from bench.timeline import Timeline
+from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
-from bot.service import ResearchService
 from graph.context import ResearchLimits
-from graph.openai_model import build_chat_model
+from graph.llm.openai_client import build_chat_model
 from retrieval.backends.embedded import build_embedded_backend
 from tests.fakes.llm_api import FakeLLM
 

@@ -26,14 +26,14 @@ from rich.console import Console
 
 from bench.search import percentile
 from bench.slack_load import QUESTIONS, SECRET, indexed_samples
+from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
-from bot.serve import build_server
-from bot.service import ResearchService
+from bot.server import build_server
 from bot.settings import ConferSettings
-from bot.terminal import ProgressView
+from bot.terminal.surface import ProgressView
 from graph.context import ResearchLimits
 from graph.events import ProgressEvent, SentenceVerified
-from graph.openai_model import OpenAIChatModel, build_chat_model
+from graph.llm.openai_client import OpenAIChatModel, build_chat_model
 from retrieval.backends import SearchBackend
 from retrieval.backends.embedded import build_embedded_backend
 from retrieval.collections import CollectionsConfig

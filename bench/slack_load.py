@@ -23,7 +23,7 @@ from aiohttp import ClientSession, web
 
 from bench.loadgen import run_burst
 from bench.search import percentile
-from bot.serve import build_server, settle_heap
+from bot.server import build_server, settle_heap
 from bot.settings import ConferSettings
 from retrieval.backends.embedded import EmbeddedBackend, build_embedded_backend
 from retrieval.collections import CollectionsConfig, load_collections

@@ -24,7 +24,7 @@ from aiohttp import ClientSession
 from bench.loadgen import run_burst
 from bench.search import percentile
 from bench.slack_load import QUESTIONS, SECRET, indexed_samples
-from bot.serve import build_server, settle_heap
+from bot.server import build_server, settle_heap
 from bot.settings import ConferSettings
 from graph.events import BranchFinished, ProgressEvent
 from graph.models import Answer, Question

@@ -3,11 +3,10 @@
 import difflib
 from collections.abc import Sequence
 
-from bot.access import PlaceDeniedError
+from bot.chat.access import PlaceDeniedError
 from bot.errors import DatasetError, EmptyQuestionError
 from bot.settings import SettingsError
-from graph.models import FindingStatus, QuestionKind
-from graph.planning import CollectionAccessError
+from graph import CollectionAccessError, FindingStatus, QuestionKind
 from retrieval.errors import (
     CollectionsFileError,
     ConferError,

@@ -11,17 +11,17 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.signature import SignatureVerifier
 
+from bot.chat.turns import TurnGate
 from bot.metrics import ConferMetrics
 from bot.slack.acks import AckFirstApp
 from bot.slack.verify import Rejection, check_request
-from bot.turns import TurnGate
 
 logger = logging.getLogger(__name__)
 
 ReadyCheck = Callable[[], Awaitable[bool]]
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 # Slack requests handled in one turn of the event loop; a burst's others wait for the next turns
-# (``bot.turns``). About 0.3 ms each: about 10 ms of the loop in one block at most. (16 a turn made
+# (``bot.chat.turns``). About 0.3 ms each: about 10 ms of the loop in one block at most. (16 a turn made
 # the loop's blocks shorter still but let other work in between, which delayed the acks more.)
 SLACK_REQUESTS_PER_TURN = 32
 

@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.llm import ChatModel
+from graph.llm.port import ChatModel
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection
 

@@ -79,7 +79,7 @@ class Finding(_Frozen):
     round: int = 1
     entity: str = ""
     origin: str = ""
-    drop_reasons: tuple[str, ...] = ()  # why each dropped model sentence was dropped (graph.guards)
+    drop_reasons: tuple[str, ...] = ()  # why each dropped model sentence was dropped (graph.verify.guards)
 
 
 class AnswerSentence(_Frozen):
@@ -135,10 +135,10 @@ class Answer(_Frozen):
     rounds: tuple[ResearchRound, ...] = ()
     drop_reasons: tuple[str, ...] = ()  # one bounded reason per dropped sentence whose reason is known
     # A yes/no comparison's verdict, when the cited sentences of both sides decide it: the first
-    # section is then Confer's derived verdict sentence (``graph.verdict``), not a quote.
+    # section is then Confer's derived verdict sentence (``graph.answer.verdict``), not a quote.
     verdict: bool | None = None
     # A "which came first" comparison's chosen side, when the cited years of both sides decide it:
-    # the first section is then Confer's derived sentence naming it (``graph.verdict``).
+    # the first section is then Confer's derived sentence naming it (``graph.answer.verdict``).
     choice: str = ""
 
     @property

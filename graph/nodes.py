@@ -9,12 +9,21 @@ from collections.abc import Awaitable, Sequence
 from langgraph.runtime import Runtime
 from langgraph.types import Send, StreamWriter
 
+from graph.answer.drafting import draft_with_llm
+from graph.answer.extractive import draft_claims
+from graph.answer.synthesis import (
+    merge_passages,
+    outcomes_of,
+    question_of,
+    synthesize_extractive,
+    synthesize_with_llm,
+)
+from graph.answer.verdict import with_verdict
 from graph.context import GraphContext
-from graph.drafting import draft_with_llm
-from graph.elsewhere import search_elsewhere
 from graph.events import BranchFinished, BranchStarted, FollowUp, LLMFallback, PlanReady, SentenceVerified
-from graph.extractive import draft_claims
-from graph.llm import ChatModel, LLMError
+from graph.llm.port import ChatModel, LLMError
+from graph.llm.prompts import PLAN_PROMPT
+from graph.llm.schemas import PlanOutput
 from graph.models import (
     Answer,
     Claim,
@@ -27,10 +36,16 @@ from graph.models import (
     ResearchRound,
     ResearchTask,
 )
-from graph.planning import allowed_names, check_requested, plan_from_model, plan_message, plan_research
-from graph.prompts import PLAN_PROMPT
-from graph.question import classify_question
-from graph.reflect import (
+from graph.research.elsewhere import search_elsewhere
+from graph.research.planning import (
+    allowed_names,
+    check_requested,
+    plan_from_model,
+    plan_message,
+    plan_research,
+)
+from graph.research.question import classify_question
+from graph.research.reflect import (
     REFLECT_PROMPT,
     Lead,
     ReflectOutput,
@@ -40,17 +55,8 @@ from graph.reflect import (
     reflect_message,
     validate_proposals,
 )
-from graph.schemas import PlanOutput
-from graph.scores import comparable_findings
+from graph.research.scores import comparable_findings
 from graph.state import ResearchState
-from graph.synthesis import (
-    merge_passages,
-    outcomes_of,
-    question_of,
-    synthesize_extractive,
-    synthesize_with_llm,
-)
-from graph.verdict import with_verdict
 from retrieval.errors import CollectionNotIndexedError, RetrievalError
 from retrieval.passages import Passage
 

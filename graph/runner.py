@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from graph.builder import ResearchGraph
 from graph.context import GraphContext, ModelWork
 from graph.events import AnswerReady, ProgressEvent
-from graph.llm import QuestionModel
+from graph.llm.port import QuestionModel
 from graph.models import Question
 from graph.state import ResearchState
 

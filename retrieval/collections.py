@@ -1,5 +1,5 @@
 """The collections file: which collections exist, where their sources are, and its ``channels:``
-section as written (``bot.access`` decides what it means for a place)."""
+section as written (``bot.chat.access`` decides what it means for a place)."""
 
 import glob
 import re

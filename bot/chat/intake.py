@@ -19,20 +19,18 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from bot import messages
-from bot.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
-from bot.conversation import ChatThread, answer_in_thread
-from bot.dedupe import EventDeduplicator
+from bot.chat.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
+from bot.chat.conversations import Conversations, Prepared
+from bot.chat.dedupe import EventDeduplicator
+from bot.chat.feedback import FeedbackDesk, Place, Reason, Vote, VoteRecord
+from bot.chat.memory import ThreadKey
+from bot.chat.render import collection_title
+from bot.chat.scheduler import QuestionScheduler, ShuttingDownError
+from bot.chat.service import ResearchService, Surface
+from bot.chat.thread import ChatThread, answer_in_thread
 from bot.errors import EmptyQuestionError
-from bot.feedback import FeedbackDesk, Place, Reason, Vote, VoteRecord
-from bot.memory import ThreadKey
 from bot.metrics import ConferMetrics
-from bot.render import collection_title
-from bot.scheduler import QuestionScheduler, ShuttingDownError
-from bot.service import ResearchService, Surface
-from bot.threads import Conversations, Prepared
-from graph.followup import PriorTurn, Standalone, subject_of
-from graph.models import Question
-from graph.planning import CollectionAccessError
+from graph import CollectionAccessError, PriorTurn, Question, Standalone, subject_of
 
 logger = logging.getLogger(__name__)
 

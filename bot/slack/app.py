@@ -14,13 +14,14 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
-from bot.access import PlaceDeniedError
+from bot.chat.access import PlaceDeniedError
+from bot.chat.feedback import REASONS, VOTES, Place, Reason, Vote
 from bot.chat.intake import Delivery, Intake, Message, Opener, Taken
-from bot.feedback import REASONS, VOTES, Place, Reason, Vote
+from bot.chat.progress import StatusState
+from bot.chat.render import AnswerFooter
+from bot.chat.service import ResearchService
+from bot.chat.turns import TurnGate
 from bot.metrics import ConferMetrics
-from bot.progress import StatusState
-from bot.render import AnswerFooter
-from bot.service import ResearchService
 from bot.settings import SettingsError
 from bot.slack.acks import AckFirstApp, AckWindow
 from bot.slack.blocks import (
@@ -57,9 +58,7 @@ from bot.slack.payloads import (
 )
 from bot.slack.stream import EditOnlyWorkspaces, ProgressMode, StreamedSlackThread
 from bot.slack.thread import SlackThread, post_message
-from bot.turns import TurnGate
-from graph.models import Answer, Question
-from graph.planning import CollectionAccessError
+from graph import Answer, CollectionAccessError, Question
 
 logger = logging.getLogger(__name__)
 
@@ -248,7 +247,7 @@ def build_slack_app(
     )
     gateway = responder.gateway
     # Bolt runs each event's listener after its ack: a burst's listeners start together, so they
-    # go on at most LISTENERS_PER_TURN per turn of the event loop (``bot.turns``).
+    # go on at most LISTENERS_PER_TURN per turn of the event loop (``bot.chat.turns``).
     turns = TurnGate(LISTENERS_PER_TURN)
 
     async def begin_event() -> None:

@@ -5,9 +5,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot import messages
-from bot.messages import following_up, partial_note
-from bot.progress import FINAL_PHASES, Row, StatusState
-from bot.render import (
+from bot.chat.progress import FINAL_PHASES, Row, StatusState
+from bot.chat.render import (
     AnswerFooter,
     cite,
     collection_title,
@@ -16,8 +15,9 @@ from bot.render import (
     source_labels,
     takes_votes,
 )
+from bot.messages import following_up, partial_note
 from bot.slack.mrkdwn import neutralize, plain_label, safe_link
-from graph.models import Answer
+from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 MAX_BLOCKS = 50

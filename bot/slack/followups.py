@@ -13,10 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bot.memory import ThreadKey
+from bot.chat.memory import ThreadKey
 from bot.slack.gateway import RateLimitedError, SlackCallError, SlackGateway
 from bot.slack.payloads import plain_text
-from graph.followup import PriorTurn
+from graph import PriorTurn
 
 logger = logging.getLogger(__name__)
 

@@ -20,16 +20,16 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.chat.ratelimit import Budget, RateBudget, Window
+from bot.chat.turns import TurnGate
 from bot.errors import ChatCallError
 from bot.metrics import ConferMetrics
-from bot.ratelimit import Budget, RateBudget, Window
-from bot.turns import TurnGate
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
 
 MAX_RETRY_AFTER = 60.0
-CALLS_PER_TURN = 16  # Web API calls started in one turn of the event loop (bot.turns)
+CALLS_PER_TURN = 16  # Web API calls started in one turn of the event loop (bot.chat.turns)
 # Temporary failures Slack reports with HTTP 200 and ``ok: false``: retried like a 5xx.
 TRANSIENT_ERRORS = frozenset({"internal_error", "service_unavailable", "request_timeout", "fatal_error"})
 
@@ -88,7 +88,7 @@ class SlackGateway:
         self.update_budget = update_budget or RateBudget(UPDATE_WINDOWS)
         self.append_budget = append_budget or RateBudget(APPEND_WINDOWS)
         # A burst's status messages all start at once: their calls are built and sent at most
-        # CALLS_PER_TURN per turn of the event loop, not in one block (``bot.turns``).
+        # CALLS_PER_TURN per turn of the event loop, not in one block (``bot.chat.turns``).
         self._turns = TurnGate(CALLS_PER_TURN)
 
     async def call(

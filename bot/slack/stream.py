@@ -27,15 +27,15 @@ from slack_sdk.models.blocks.block_elements import UrlSourceElement
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, PlanUpdateChunk, TaskUpdateChunk
 
 from bot import messages
+from bot.chat.progress import FINAL_PHASES, Row, StatusState
+from bot.chat.ratelimit import RetryLaterError
+from bot.chat.render import AnswerFooter, cite, collection_title, failed_collections, no_answer_text
 from bot.metrics import ConferMetrics
-from bot.progress import FINAL_PHASES, Row, StatusState
-from bot.ratelimit import RetryLaterError
-from bot.render import AnswerFooter, cite, collection_title, failed_collections, no_answer_text
 from bot.slack.blocks import stream_footer
 from bot.slack.gateway import RateLimitedError, SlackCallError
 from bot.slack.mrkdwn import neutralize, neutralize_markdown
 from bot.slack.thread import SlackThread
-from graph.models import Answer
+from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 logger = logging.getLogger(__name__)

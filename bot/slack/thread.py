@@ -13,12 +13,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from bot.progress import StatusState
-from bot.ratelimit import Budget, RetryLaterError
-from bot.render import AnswerFooter
+from bot.chat.progress import StatusState
+from bot.chat.ratelimit import Budget, RetryLaterError
+from bot.chat.render import AnswerFooter
 from bot.slack.blocks import answer_message, status_text
 from bot.slack.gateway import RateLimitedError, SlackCallError, SlackGateway
-from graph.models import Answer
+from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 logger = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from bot import messages
-from bot.progress import FINAL_PHASES, Row, StatusState
-from bot.render import (
+from bot.chat.progress import FINAL_PHASES, Row, StatusState
+from bot.chat.render import (
     AnswerFooter,
     answer_id,
     cite,
@@ -21,7 +21,7 @@ from bot.render import (
     takes_votes,
 )
 from bot.teams.markup import neutralize, safe_link
-from graph.models import Answer
+from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"

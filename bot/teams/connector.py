@@ -18,9 +18,9 @@ from microsoft_agents.activity import Activity, ChannelAccount, ConversationPara
 from microsoft_agents.hosting.core import RestChannelServiceClientFactory
 from microsoft_agents.hosting.core.authorization import AuthenticationConstants, ClaimsIdentity
 
+from bot.chat.ratelimit import RateBudget, RetryLaterError
 from bot.errors import ChatCallError
 from bot.metrics import ConferMetrics
-from bot.ratelimit import RateBudget, RetryLaterError
 
 logger = logging.getLogger(__name__)
 

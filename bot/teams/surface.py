@@ -29,18 +29,18 @@ from microsoft_agents.hosting.core.authorization import (
 )
 
 from bot import messages
+from bot.chat.feedback import REASONS, Place
 from bot.chat.intake import Delivery, Intake, Message, Opener, Taken
+from bot.chat.memory import ThreadKey
+from bot.chat.ratelimit import build_teams_budget
 from bot.errors import ChatCallError
-from bot.feedback import REASONS, Place
-from bot.memory import ThreadKey
-from bot.ratelimit import build_teams_budget
 from bot.settings import ConferSettings
 from bot.teams.activities import ActivityError, TeamsMessage, parse_activity
 from bot.teams.cards import text_activity
 from bot.teams.connector import TeamsClient, TeamsConnector
 from bot.teams.markup import neutralize
 from bot.teams.thread import TeamsThread
-from graph.models import Question
+from graph import Question
 
 logger = logging.getLogger(__name__)
 

@@ -4,13 +4,13 @@ post a reply to the question's activity."""
 import logging
 from dataclasses import dataclass
 
+from bot.chat.progress import StatusState
+from bot.chat.render import AnswerFooter
 from bot.errors import ChatCallError
-from bot.progress import StatusState
-from bot.render import AnswerFooter
 from bot.teams.activities import TeamsMessage
 from bot.teams.cards import answer_card, card_activity, status_card, status_lines, text_activity
 from bot.teams.connector import TeamsClient
-from graph.models import Answer
+from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 logger = logging.getLogger(__name__)

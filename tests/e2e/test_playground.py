@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.serve import ConferServer, build_server
+from bot.server import ConferServer, build_server
 from bot.settings import load_settings
 from tests.fakes.backends import FaultyBackend
 from tests.integration.conftest import index_samples

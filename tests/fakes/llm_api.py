@@ -5,8 +5,8 @@ the numbered passages it was given, and writes an answer from the claims with th
 Tests script anything else per stage (plan, draft, reflect, synthesis, judge): a reply, a delay,
 429 with Retry-After, 5xx, 4xx, malformed JSON. A *lying* fake (``lie=<kind>``) copies passage
 sentences the same way but changes one thing in every sentence it writes, in drafting and synthesis
-alike (``bot.faithfulness.mutate``: negation, number, name, quantifier, comparative, swapped roles),
-records each changed sentence in ``lies``, and as the judge says yes to every sentence
+alike (``bot.evaluation.faithfulness.mutate``: negation, number, name, quantifier, comparative,
+swapped roles), records each changed sentence in ``lies``, and as the judge says yes to every sentence
 (``lying_judge=True`` makes only the judge lie). ``translate`` makes it answer in another language:
 each synthesized sentence goes through it, its [n] markers kept. ``plan_query`` makes it plan each
 collection's query in the language the plan message gives for its documents.
@@ -24,8 +24,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.faithfulness import Kind, corpus_names, mutate
-from graph.judge import looks_english
+from bot.evaluation.faithfulness import Kind, corpus_names, mutate
+from graph.verify.judge import looks_english
 from retrieval.text import split_sentences, stems
 from tests.fakes.server import serve_locally
 

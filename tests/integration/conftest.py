@@ -11,7 +11,7 @@ from aiohttp import ClientSession
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.serve import ConferServer, build_server
+from bot.server import ConferServer, build_server
 from bot.settings import load_settings
 from retrieval.backends import SearchBackend
 from retrieval.backends.embedded import build_embedded_backend

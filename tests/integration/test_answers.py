@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.chat.render import answer_json
+from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
-from bot.render import answer_json
-from bot.service import ResearchService
 from graph.context import ResearchLimits
 from retrieval.backends import SearchBackend
 from retrieval.collections import CollectionsConfig, load_collections

@@ -5,10 +5,10 @@ import uuid
 import pytest
 from redis.asyncio import Redis
 
-from bot.breaker import RedisBreaker
-from graph.llm import LLMError, QuestionModel
-from graph.openai_model import build_chat_model
-from graph.schemas import PlanOutput
+from bot.chat.breaker import RedisBreaker
+from graph.llm.openai_client import build_chat_model
+from graph.llm.port import LLMError, QuestionModel
+from graph.llm.schemas import PlanOutput
 from tests.fakes.llm_api import FakeLLM, Reply
 
 

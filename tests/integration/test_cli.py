@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import build_parser, main
+from bot.terminal.cli import build_parser, main
 from tests.conftest import ROOT
 
 
@@ -332,7 +332,7 @@ def test_help_describes_each_command_and_its_arguments(capsys: pytest.CaptureFix
 
 def test_help_answers_without_loading_the_graph_or_the_clients() -> None:
     probe = (
-        "import sys\nfrom bot.cli import build_parser, main\nmain(['--help'])\n"
+        "import sys\nfrom bot.terminal.cli import build_parser, main\nmain(['--help'])\n"
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('langgraph', 'langchain_core', 'langsmith', 'elasticsearch', 'pydantic', 'rich', 'graph',"
         " 'retrieval'))))"
@@ -345,7 +345,7 @@ def test_help_answers_without_loading_the_graph_or_the_clients() -> None:
 
 def test_collections_does_not_load_the_graph_or_elasticsearch(kb: Path) -> None:
     probe = (
-        "import sys\nfrom bot.cli import build_parser, main\nmain(['collections'])\n"
+        "import sys\nfrom bot.terminal.cli import build_parser, main\nmain(['collections'])\n"
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('langgraph', 'langsmith', 'elasticsearch', 'elastic_transport', 'openai'))))"
     )

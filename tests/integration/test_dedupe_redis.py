@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 import pytest
 from redis.asyncio import Redis
 
-from bot.dedupe import RedisDeduplicator, build_deduplicator
-from bot.serve import build_server
+from bot.chat.dedupe import RedisDeduplicator, build_deduplicator
+from bot.server import build_server
 from bot.settings import SettingsError, load_settings
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.tcp_proxy import TcpProxy

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.cli import main
+from bot.terminal.cli import main
 
 PARAGRAPHS = {
     "people": [

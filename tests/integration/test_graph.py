@@ -5,9 +5,9 @@ import time
 
 import pytest
 
+from bot.chat.render import answer_json
+from bot.chat.service import QuestionTimeoutError, ResearchService
 from bot.metrics import build_metrics
-from bot.render import answer_json
-from bot.service import QuestionTimeoutError, ResearchService
 from graph.context import ResearchLimits
 from graph.events import AnswerReady, BranchFinished, BranchStarted, PlanReady, ProgressEvent
 from retrieval.backends import SearchBackend

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.cli import main
+from bot.terminal.cli import main
 from retrieval.backends.embedded import EmbeddedBackend, build_embedded_backend
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.embeddings import LocalEmbedder, ProgressCallback, VectorCache, Vectors
@@ -179,9 +179,9 @@ def test_an_unreachable_endpoint_fails_index_with_one_line_naming_the_setting(
 async def test_an_endpoint_down_at_question_time_answers_by_words_with_a_log_and_a_metric(
     kb: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from bot.app import build_service
     from bot.metrics import build_metrics
     from bot.settings import load_settings
+    from bot.wiring import build_service
 
     api = await FakeEmbeddingsAPI().start()
     monkeypatch.setenv("CONFER_EMBEDDINGS", "endpoint")

@@ -10,19 +10,19 @@ from pathlib import Path
 import pytest
 
 from bot import messages
-from bot.access import PlaceDeniedError
+from bot.chat.access import PlaceDeniedError
+from bot.chat.conversations import Conversations
+from bot.chat.dedupe import build_deduplicator
 from bot.chat.intake import Delivery, Intake, Message, Opener
-from bot.dedupe import build_deduplicator
-from bot.memory import ThreadKey, build_thread_memory
+from bot.chat.memory import ThreadKey, build_thread_memory
+from bot.chat.progress import StatusState
+from bot.chat.render import AnswerFooter
+from bot.chat.scheduler import QuestionScheduler
+from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
-from bot.progress import StatusState
-from bot.render import AnswerFooter
-from bot.scheduler import QuestionScheduler
-from bot.service import ResearchService
-from bot.threads import Conversations
 from graph.context import ResearchLimits
-from graph.followup import PriorTurn
 from graph.models import Answer, Question
+from graph.research.followup import PriorTurn
 from retrieval.backends import SearchBackend
 from retrieval.collections import ChannelPolicy, CollectionsConfig
 from retrieval.ingest.pipeline import index_collection

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.chat.render import plain_answer
+from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
-from bot.render import plain_answer
-from bot.service import ResearchService
 from graph.context import ResearchLimits
+from graph.llm.openai_client import build_chat_model
 from graph.models import Answer
-from graph.openai_model import build_chat_model
 from retrieval.backends import SearchBackend
 from retrieval.collections import CollectionsConfig, load_collections
 from retrieval.ingest.pipeline import index_collection

@@ -8,14 +8,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from bot.chat.render import answer_json
+from bot.chat.service import ResearchService
 from bot.metrics import MetricsLLMObserver, build_metrics
-from bot.render import answer_json
-from bot.service import ResearchService
-from graph.citations import is_supported
 from graph.context import ResearchLimits
-from graph.llm import LocalBreaker
+from graph.llm.openai_client import OpenAIChatModel, build_chat_model
+from graph.llm.port import LocalBreaker
 from graph.models import Answer
-from graph.openai_model import OpenAIChatModel, build_chat_model
+from graph.verify.citations import is_supported
 from retrieval.backends import SearchBackend
 from retrieval.collections import ChannelPolicy, CollectionsConfig
 from tests.fakes.backends import FaultyBackend

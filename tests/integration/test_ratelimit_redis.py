@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from bot.ratelimit import RedisRateBudget, Window, build_budget
+from bot.chat.ratelimit import RedisRateBudget, Window, build_budget
 from tests.fakes.slack_api import TEAM_ID
 from tests.integration.conftest import _harness
 from tests.integration.test_slack_stream import _streams_done

@@ -335,7 +335,7 @@ async def test_slack_errors_are_retried_or_absorbed_without_crashing(harness: Ha
 async def test_socket_mode_receives_events_over_a_websocket_and_acks_them(
     sample_dir: Any, monkeypatch: Any
 ) -> None:
-    from bot.serve import build_server
+    from bot.server import build_server
     from bot.settings import load_settings
     from tests.fakes.slack_api import FakeSlackApi
     from tests.fakes.slack_client import SignedSlack
@@ -378,7 +378,7 @@ async def test_socket_mode_receives_events_over_a_websocket_and_acks_them(
 
 
 async def test_shutdown_after_the_answer_is_posted_does_not_say_interrupted(harness: Harness) -> None:
-    from bot.ratelimit import RateBudget, Window
+    from bot.chat.ratelimit import RateBudget, Window
 
     assert harness.server.gateway is not None
     budget = RateBudget((Window(1, 60.0),))

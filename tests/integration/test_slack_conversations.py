@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession
 
-from bot.memory import ThreadKey
-from bot.serve import build_server
+from bot.chat.memory import ThreadKey
+from bot.server import build_server
 from bot.settings import load_settings
 from tests.fakes.backends import FaultyBackend
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID, FakeSlackApi

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bot import messages
-from bot.cli import main
+from bot.terminal.cli import main
 from tests.fakes.llm_api import FakeLLM, Reply
 from tests.integration.conftest import Harness, _harness
 from tests.integration.test_slack_conversations import POSTGRES_URL, _postgres_answers, _server

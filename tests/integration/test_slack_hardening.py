@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot import messages
-from bot.serve import build_server
+from bot.server import build_server
 from bot.settings import SettingsError, load_settings
 from retrieval.collections import load_collections
 from retrieval.ingest.pipeline import index_collection
@@ -211,12 +211,12 @@ async def test_serve_on_an_empty_data_dir_says_what_to_run_and_is_not_ready(
     harness: Harness, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = harness.server.settings.model_copy(update={"data_dir": tmp_path / "empty"})
-    caplog.set_level(logging.WARNING, logger="bot.serve")
+    caplog.set_level(logging.WARNING, logger="bot.server")
     server = build_server(settings, host="127.0.0.1")
     server.port = 0
     await server.start()
     try:
-        [line] = [r.getMessage() for r in caplog.records if r.name == "bot.serve"]
+        [line] = [r.getMessage() for r in caplog.records if r.name == "bot.server"]
         assert line.startswith(
             "not ready: no passages indexed for engineering, security, people, product; run `confer index`"
         )

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
-from bot.service import ResearchService
-from bot.terminal import ProgressView, render_answer
+from bot.terminal.surface import ProgressView, render_answer
 from graph.context import ResearchLimits
 from graph.events import ProgressEvent, SentenceVerified
-from graph.openai_model import build_chat_model
+from graph.llm.openai_client import build_chat_model
 from retrieval.backends import SearchBackend
 from retrieval.collections import CollectionsConfig
 from tests.fakes.llm_api import FakeLLM, Reply

@@ -19,7 +19,7 @@ from jwt.algorithms import RSAAlgorithm
 from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration, JwtTokenValidator
 
 from bot import messages
-from bot.serve import ConferServer, build_server
+from bot.server import ConferServer, build_server
 from bot.settings import SettingsError, load_settings
 from retrieval.collections import ChannelPolicy
 from tests.fakes.backends import FaultyBackend

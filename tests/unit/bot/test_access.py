@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.access import PlaceDeniedError, effective_policy, policy_for, require_policy
+from bot.chat.access import PlaceDeniedError, effective_policy, policy_for, require_policy
 from retrieval.collections import CollectionsConfig, load_collections
 
 COLLECTIONS = """

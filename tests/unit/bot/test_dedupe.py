@@ -2,7 +2,7 @@
 
 import pytest
 
-from bot.dedupe import MemoryDeduplicator
+from bot.chat.dedupe import MemoryDeduplicator
 from bot.metrics import build_metrics
 
 

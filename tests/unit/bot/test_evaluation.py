@@ -1,6 +1,6 @@
 from typing import cast
 
-from bot.evaluation import (
+from bot.evaluation.run import (
     EvalQuestion,
     EvidenceHidingBackend,
     QuestionResult,
@@ -13,8 +13,8 @@ from bot.evaluation import (
     summarize,
     token_recall,
 )
+from graph.answer.synthesis import merge_passages
 from graph.models import Finding, QueryHits
-from graph.synthesis import merge_passages
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection
 from retrieval.passages import Passage

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory import MAX_TURNS, MemoryUnavailableError, ThreadKey, ThreadMemory, Turn, build_thread_memory
+from bot.chat.memory import (
+    MAX_TURNS,
+    MemoryUnavailableError,
+    ThreadKey,
+    ThreadMemory,
+    Turn,
+    build_thread_memory,
+)
 from tests.fakes.tcp_proxy import TcpProxy
 
 POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -198,8 +205,8 @@ async def test_memory_postgres_lost_mid_run_raises_memory_unavailable() -> None:
 
 
 async def test_conversations_without_a_reachable_memory_go_on_and_count_it() -> None:
+    from bot.chat.conversations import Conversations
     from bot.metrics import build_metrics
-    from bot.threads import Conversations
 
     if not _postgres_answers():
         pytest.skip(f"no PostgreSQL answers at {POSTGRES_URL}: lost memory not tested")

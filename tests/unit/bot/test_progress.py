@@ -1,8 +1,8 @@
 import asyncio
 
+from bot.chat.progress import Row, StatusState, StatusWriter
+from bot.chat.ratelimit import RetryLaterError
 from bot.errors import ChatCallError
-from bot.progress import Row, StatusState, StatusWriter
-from bot.ratelimit import RetryLaterError
 
 
 class RecordingSink:

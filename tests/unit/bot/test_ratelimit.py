@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from bot.ratelimit import RateBudget, Window
+from bot.chat.ratelimit import RateBudget, Window
 
 
 async def test_a_budget_lets_a_burst_through_then_spaces_calls_to_its_rate() -> None:
@@ -45,8 +45,8 @@ async def test_forgetting_full_places_keeps_the_credit_others_have_earned(
         waits.append(seconds)
         clock[0] += seconds
 
-    monkeypatch.setattr("bot.ratelimit.time.monotonic", lambda: clock[0])
-    monkeypatch.setattr("bot.ratelimit.asyncio.sleep", fake_sleep)
+    monkeypatch.setattr("bot.chat.ratelimit.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("bot.chat.ratelimit.asyncio.sleep", fake_sleep)
     budget = RateBudget((Window(2, 10.0),), max_keys=1)
     await budget.acquire("a")
     await budget.acquire("a")  # "a" is empty; it regains one call every 5 s

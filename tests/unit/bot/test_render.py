@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from bot.render import answer_json, cite, plain_answer
+from bot.chat.render import answer_json, cite, plain_answer
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation, CollectionOutcome, ResearchRound
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.passages import Passage

@@ -2,8 +2,8 @@ import asyncio
 
 import pytest
 
-from bot.ratelimit import RateBudget, Window
-from bot.scheduler import QuestionScheduler, ShuttingDownError
+from bot.chat.ratelimit import RateBudget, Window
+from bot.chat.scheduler import QuestionScheduler, ShuttingDownError
 
 
 async def test_at_most_n_run_and_the_rest_wait_in_order() -> None:

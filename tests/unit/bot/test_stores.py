@@ -3,7 +3,7 @@ import sqlite3
 
 import pytest
 
-from bot.stores import Sweeper, bounded
+from bot.chat.stores import Sweeper, bounded
 
 
 class DownError(Exception):

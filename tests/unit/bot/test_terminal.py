@@ -4,7 +4,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from bot.terminal import ProgressView
+from bot.terminal.surface import ProgressView
 from graph.events import BranchFinished, FollowUp, PlanReady
 from retrieval.collections import Collection, CollectionsConfig
 

@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from bot.turns import TurnGate
+from bot.chat.turns import TurnGate
 
 
 async def _turns_until_all_entered(

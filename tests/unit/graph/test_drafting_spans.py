@@ -5,8 +5,8 @@ import json
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from graph.drafting import draft_with_llm
-from graph.llm import SchemaT
+from graph.answer.drafting import draft_with_llm
+from graph.llm.port import SchemaT
 from retrieval.passages import Passage
 
 TEXT = "Parental leave is 18 weeks at full pay. Leave can start up to four weeks before the birth."

@@ -1,4 +1,4 @@
-from graph.extractive import draft_claims
+from graph.answer.extractive import draft_claims
 from retrieval.passages import Passage
 
 
@@ -56,7 +56,7 @@ def test_no_two_claims_are_near_repeats_whatever_the_order_of_picks() -> None:
     # Near-repeats are tested when a sentence would be picked, against every claim chosen so far.
     import random
 
-    from graph.extractive import REDUNDANCY, jaccard
+    from graph.answer.extractive import REDUNDANCY, jaccard
     from retrieval.text import stems
 
     rng = random.Random(3)

@@ -4,8 +4,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from graph.followup import PriorTurn, rewrite_followup, subject_of, understand_followup
-from graph.openai_model import OpenAIChatModel, build_chat_model
+from graph.llm.openai_client import OpenAIChatModel, build_chat_model
+from graph.research.followup import PriorTurn, rewrite_followup, subject_of, understand_followup
 from tests.fakes.llm_api import FakeLLM, Reply
 
 

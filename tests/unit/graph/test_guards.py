@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.faithfulness import KINDS, build_suite, grade, mutate
-from graph.citations import is_supported
-from graph.guards import Value, check, is_quoted, values
+from bot.evaluation.faithfulness import KINDS, build_suite, grade, mutate
+from graph.verify.citations import is_supported
+from graph.verify.guards import Value, check, is_quoted, values
 
 PASSAGE = (
     "Jane Smith was an American reporter who covered the war for 18 months. She wrote three books. "

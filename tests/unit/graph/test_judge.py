@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from graph.answer.synthesis import synthesize_with_llm
 from graph.context import ResearchLimits
-from graph.judge import looks_english, verified_quote
-from graph.llm import LLMError, SchemaT
+from graph.llm.port import LLMError, SchemaT
 from graph.models import Claim, Finding, Plan, ResearchTask
-from graph.synthesis import synthesize_with_llm
+from graph.verify.judge import looks_english, verified_quote
 from retrieval.passages import Passage
 
 TEXT = (

@@ -2,7 +2,7 @@ import pytest
 
 from graph.context import ResearchLimits
 from graph.models import Question
-from graph.planning import CollectionAccessError, check_requested, plan_research, route_collections
+from graph.research.planning import CollectionAccessError, check_requested, plan_research, route_collections
 from retrieval.collections import Collection
 
 
@@ -91,8 +91,8 @@ def test_focus_keywords_that_share_a_word_with_the_question_refine_the_query() -
 
 
 def test_the_model_may_add_collections_but_never_drop_what_routing_found() -> None:
-    from graph.planning import plan_from_model
-    from graph.schemas import PlannedCollection, PlanOutput
+    from graph.llm.schemas import PlannedCollection, PlanOutput
+    from graph.research.planning import plan_from_model
 
     q = Question(text="laptop encryption rules", allowed=ALL)
     heuristic = plan_research(q, "factual", COLLECTIONS, {"security": 10.0, "people": 6.0}, ResearchLimits())

@@ -1,6 +1,6 @@
 import pytest
 
-from graph.question import classify_question, comparison_sides, extract_targets
+from graph.research.question import classify_question, comparison_sides, extract_targets
 
 
 def test_in_targets_are_taken_out_anywhere_in_the_text() -> None:

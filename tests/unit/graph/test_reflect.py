@@ -3,8 +3,9 @@ where a follow-up's passage ranks."""
 
 import time
 
+from graph.answer.synthesis import merge_passages
 from graph.models import Finding, Question
-from graph.reflect import (
+from graph.research.reflect import (
     ProposedFollowUp,
     ReflectOutput,
     bridge_entities,
@@ -14,7 +15,6 @@ from graph.reflect import (
     names_in,
     validate_proposals,
 )
-from graph.synthesis import merge_passages
 from retrieval.passages import Passage
 
 

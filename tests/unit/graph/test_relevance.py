@@ -1,5 +1,5 @@
-from graph.question import comparison_sides, key_entities, key_terms
-from graph.relevance import assess_coverage, focus_of, term_coverage
+from graph.answer.relevance import assess_coverage, focus_of, term_coverage
+from graph.research.question import comparison_sides, key_entities, key_terms
 from retrieval.language import detect_language, foreign_stems
 from retrieval.passages import Passage
 

@@ -3,9 +3,9 @@ name in its role (voice, appositions, lists, shorter names, repeated names) are 
 
 import pytest
 
-from bot.faithfulness import mutate
-from graph.guards import check
-from graph.roles import placement, roles_ok
+from bot.evaluation.faithfulness import mutate
+from graph.verify.guards import check
+from graph.verify.roles import placement, roles_ok
 
 PASSAGE = (
     "In 1990, John Smith succeeded Mary Jones as chairman of Acme. "

@@ -4,9 +4,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from graph.answer.suggestions import MAX_QUESTION_CHARS, heuristic_suggestions, suggest_followups
+from graph.llm.openai_client import OpenAIChatModel, build_chat_model
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation
-from graph.openai_model import OpenAIChatModel, build_chat_model
-from graph.suggestions import MAX_QUESTION_CHARS, heuristic_suggestions, suggest_followups
 from retrieval.passages import Passage
 from tests.fakes.llm_api import FakeLLM, Reply
 

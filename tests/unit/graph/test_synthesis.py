@@ -1,6 +1,6 @@
+from graph.answer.synthesis import build_answer, merge_passages, select_claims, synthesize_extractive
 from graph.context import ResearchLimits
 from graph.models import Claim, Finding, Plan, ResearchTask
-from graph.synthesis import build_answer, merge_passages, select_claims, synthesize_extractive
 from retrieval.passages import Passage
 
 
@@ -191,8 +191,8 @@ def test_a_sentence_naming_another_passages_subject_brings_the_part_of_it_that_a
 
 
 def test_a_when_question_prefers_the_sentence_with_a_date() -> None:
-    from graph.question import expected_answer
-    from graph.relevance import focus_of, offers_answer
+    from graph.answer.relevance import focus_of, offers_answer
+    from graph.research.question import expected_answer
 
     assert expected_answer("When was Virginia Commonwealth University founded?") == "date"
     assert expected_answer("In what year was the novel first published?") == "date"
@@ -360,7 +360,7 @@ def test_a_name_is_found_only_as_whole_words() -> None:
     import random
     import re
 
-    from graph.synthesis import _names
+    from graph.answer.synthesis import _names
 
     assert _names("He is the brother of Bill Murray, an actor.", "bill murray")
     assert _names("Murray", "Murray")

@@ -1,9 +1,9 @@
 """Yes/no comparison verdicts: stated only when each side's own cited sentence decides them."""
 
-from graph.guards import check
+from graph.answer.verdict import choose, derive, with_verdict, year_of
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation, Plan
-from graph.question import classify_question, comparison_sides
-from graph.verdict import choose, derive, with_verdict, year_of
+from graph.research.question import classify_question, comparison_sides
+from graph.verify.guards import check
 from retrieval.passages import Passage
 
 

@@ -3,8 +3,8 @@ from pathlib import Path
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
-from bot.progress import Row, StatusState
-from bot.render import AnswerFooter
+from bot.chat.progress import Row, StatusState
+from bot.chat.render import AnswerFooter
 from bot.slack.blocks import (
     MAX_BLOCKS,
     MAX_CONTEXT_ELEMENTS,
@@ -15,8 +15,8 @@ from bot.slack.blocks import (
     status_text,
     stream_footer,
 )
+from graph.answer.suggestions import Suggestion
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation
-from graph.suggestions import Suggestion
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.passages import Passage
 

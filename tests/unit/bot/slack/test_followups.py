@@ -76,7 +76,7 @@ async def test_read_thread_is_one_bounded_call_keeping_people_before_the_mention
 
 
 def test_status_shows_the_rewritten_followup_neutralized(sample_config: CollectionsConfig) -> None:
-    from bot.progress import Row, StatusState
+    from bot.chat.progress import Row, StatusState
     from bot.slack.blocks import status_text
     from bot.teams.cards import status_lines
 

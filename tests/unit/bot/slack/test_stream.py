@@ -1,6 +1,6 @@
 """The streamed plan's chunks, the answer's markdown pieces, and the edit-only memory."""
 
-from bot.progress import Row, StatusState
+from bot.chat.progress import Row, StatusState
 from bot.slack.mrkdwn import neutralize_markdown
 from bot.slack.stream import MAX_MARKDOWN_CHARS, EditOnlyWorkspaces, plan_chunks, split_markdown
 from retrieval.collections import CollectionsConfig

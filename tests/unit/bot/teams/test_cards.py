@@ -1,11 +1,11 @@
 import json
 from pathlib import Path
 
-from bot.progress import Row, StatusState
-from bot.render import AnswerFooter
+from bot.chat.progress import Row, StatusState
+from bot.chat.render import AnswerFooter
 from bot.teams.cards import MAX_CARD_CHARS, answer_card, status_card
+from graph.answer.suggestions import Suggestion
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation, CollectionOutcome
-from graph.suggestions import Suggestion
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.passages import Passage
 

@@ -1,0 +1,161 @@
+"""Turning an ``Answer`` into text: plain text with ``[n]`` markers, and the JSON of ``confer ask``."""
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.messages import (
+    CLOSEST,
+    DIRECT_REPLIES,
+    ELSEWHERE,
+    LANGUAGE_NAMES,
+    NOT_ANSWERED,
+    NOTHING_FOUND,
+    NOTHING_SEARCHED,
+    OTHER_LANGUAGE,
+    partial_note,
+)
+from graph import Answer, AnswerSentence, FindingStatus, Suggestion
+from retrieval.collections import CollectionsConfig
+
+
+@dataclass(frozen=True)
+class AnswerFooter:
+    """What a posted answer carries under its sources, on every platform: the question id its
+    feedback buttons send back (``""``: no feedback buttons), and suggested follow-ups."""
+
+    question_id: str = ""
+    suggestions: tuple[Suggestion, ...] = ()
+
+
+def takes_votes(answer: Answer) -> bool:
+    """Whether people can vote on the reply: every answer to a question that was researched,
+    "not found" included (a wrong "not found" is the most useful vote); not a greeting or the usage."""
+    return answer.mode != "direct"
+
+
+_END = re.compile(r"([.!?…]+[\"')\]]*)$")
+
+
+def cite(sentence: AnswerSentence) -> str:
+    """The sentence with its markers before the closing punctuation: ``Text [1][2].``"""
+    markers = "".join(f"[{n}]" for n in sentence.citations)
+    match = _END.search(sentence.text)
+    if match:
+        return f"{sentence.text[: match.start()]} {markers}{match.group(1)}"
+    return f"{sentence.text} {markers}"
+
+
+def collection_title(config: CollectionsConfig, name: str) -> str:
+    """A collection's title; ``""`` stays ``""`` (a model-written answer spans collections)."""
+    if not name:
+        return ""
+    collection = config.get(name)
+    return collection.title if collection else name
+
+
+def answer_paragraphs(answer: Answer, config: CollectionsConfig) -> list[tuple[str, str]]:
+    """(collection title, cited text) per section, in answer order."""
+    return [
+        (
+            collection_title(config, s.collection),
+            " ".join(cite(sentence) for sentence in s.sentences),
+        )
+        for s in answer.sections
+    ]
+
+
+def failed_collections(answer: Answer, config: CollectionsConfig) -> list[tuple[str, FindingStatus, str]]:
+    return [
+        (collection_title(config, o.name), o.status, o.reason)
+        for o in answer.outcomes
+        if o.status in ("failed", "timeout")
+    ]
+
+
+def no_answer_text(answer: Answer, config: CollectionsConfig) -> str:
+    if answer.mode == "direct":
+        return DIRECT_REPLIES[answer.kind]
+    searched = [collection_title(config, o.name) for o in answer.outcomes if o.status in ("ok", "empty")]
+    if not searched:
+        return NOTHING_SEARCHED
+    if not answer.retrieved:
+        parts = [NOTHING_FOUND.format(collections=", ".join(searched))]
+    else:
+        parts = [NOT_ANSWERED.format(collections=", ".join(searched))]
+    if answer.closest:
+        parts.append(CLOSEST.format(sentence=" ".join(cite(s) for s in answer.closest)))
+    if answer.suggested:
+        titles = ", ".join(collection_title(config, name) for name in answer.suggested)
+        parts.append(ELSEWHERE.format(collections=titles, hint="in:" + ",".join(answer.suggested)))
+    if answer.other_language:
+        language = LANGUAGE_NAMES.get(answer.other_language, answer.other_language)
+        parts.append(OTHER_LANGUAGE.format(language=language))
+    return " ".join(parts)
+
+
+def plain_answer(answer: Answer, config: CollectionsConfig) -> str:
+    """The answer as plain text; each section is attributed to its collection."""
+    if not answer.found:
+        body = no_answer_text(answer, config)
+    else:
+        body = "\n\n".join(
+            f"{title}: {text}" if title else text for title, text in answer_paragraphs(answer, config)
+        )
+    failed = failed_collections(answer, config)
+    if failed:
+        body += "\n\n" + partial_note(failed)
+    return body
+
+
+def answer_json(answer: Answer, config: CollectionsConfig, seconds: float) -> dict[str, Any]:
+    """The ``confer ask --json`` object (DESIGN §7)."""
+    return {
+        "answer": plain_answer(answer, config),
+        "mode": "llm" if answer.mode == "llm" else "extractive",
+        "found": answer.found,
+        "citations": [
+            {
+                "n": c.n,
+                "title": c.passage.title,
+                "url": c.passage.url or c.passage.source,
+                "collection": c.passage.collection,
+                "passage_id": c.passage.id,
+                "quote": c.quote,
+            }
+            for c in answer.citations
+        ],
+        "collections": [
+            {"name": o.name, "status": o.status, "sources": o.sources, "seconds": o.seconds}
+            for o in answer.outcomes
+        ],
+        "rounds": [{"collections": list(r.collections), "queries": list(r.queries)} for r in answer.rounds],
+        "seconds": round(seconds, 4),
+    }
+
+
+def answer_id(answer: Answer) -> str:
+    """A short id for feedback: derived from the cited passages, never from people's text."""
+    digest = hashlib.sha256("|".join(c.passage.id for c in answer.citations).encode()).hexdigest()
+    return digest[:16]
+
+
+def source_labels(
+    answer: Answer,
+    config: CollectionsConfig,
+    *,
+    link: Callable[[str, str], str],
+    escape: Callable[[str], str],
+) -> list[tuple[int, str, str]]:
+    """``(n, label, collection title)`` per citation, in a platform's markup: ``link(url, title)``
+    to the source's own URL, else its title and path; ``escape`` makes document text safe."""
+    labels = []
+    for citation in answer.citations:
+        passage = citation.passage
+        label = (
+            link(passage.url, passage.title) if passage.url else escape(f"{passage.title} ({passage.source})")
+        )
+        labels.append((citation.n, label, escape(collection_title(config, passage.collection))))
+    return labels

@@ -1,0 +1,255 @@
+"""The platform-neutral question service: the CLI and every chat surface go through it.
+
+It turns text into a ``Question`` under the place's collection policy, runs the research graph,
+forwards progress events, enforces the question's time budget and records metrics.
+"""
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from bot.chat.access import require_policy
+from bot.errors import EmptyQuestionError as EmptyQuestionError  # importers of bot.chat.service keep it
+from bot.metrics import ConferMetrics, record_drops
+from graph import (
+    Answer,
+    AnswerReady,
+    BranchFinished,
+    ChatModel,
+    CollectionAccessError,
+    GraphContext,
+    LLMFallback,
+    ProgressEvent,
+    Question,
+    ResearchGraph,
+    ResearchLimits,
+    Suggestion,
+    build_research_graph,
+    check_requested,
+    extract_targets,
+    stream_research,
+    suggest_followups,
+)
+from retrieval.backends import SearchBackend
+from retrieval.collections import Collection, CollectionsConfig
+from retrieval.embeddings import ProgressCallback
+from retrieval.errors import ConferError
+from retrieval.passages import CollectionStats, Passage, SyncStats
+
+logger = logging.getLogger(__name__)
+
+Surface = Literal["mention", "command", "cli", "teams", "followup", "dm"]
+EventHandler = Callable[[ProgressEvent], Awaitable[None]]
+
+
+class QuestionTimeoutError(ConferError):
+    """The whole question ran past its time budget."""
+
+
+class InstrumentedBackend:
+    """A ``SearchBackend`` that records search latency; everything else passes through."""
+
+    def __init__(self, inner: SearchBackend, metrics: ConferMetrics) -> None:
+        self._inner = inner
+        self._histogram = metrics.retrieval_duration.labels(backend=inner.name)
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def search(
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
+    ) -> list[Passage]:
+        started = time.perf_counter()
+        try:
+            return await self._inner.search(
+                collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+            )
+        finally:
+            self._histogram.observe(time.perf_counter() - started)
+
+    async def probe(
+        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+    ) -> dict[str, float]:
+        started = time.perf_counter()
+        try:
+            return await self._inner.probe(collections, query, meaning=meaning)
+        finally:
+            self._histogram.observe(time.perf_counter() - started)
+
+    async def sync_collection(
+        self,
+        collection: Collection,
+        passages: Sequence[Passage],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> SyncStats:
+        return await self._inner.sync_collection(collection, passages, progress=progress)
+
+    async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
+        return await self._inner.passages_from_sources(collection, sources)
+
+    async def drop_collection(self, collection: Collection) -> None:
+        await self._inner.drop_collection(collection)
+
+    async def stats(self, collection: Collection) -> CollectionStats | None:
+        return await self._inner.stats(collection)
+
+    async def health(self) -> bool:
+        return await self._inner.health()
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+@dataclass
+class ResearchService:
+    config: CollectionsConfig
+    backend: SearchBackend
+    metrics: ConferMetrics
+    limits: ResearchLimits
+    question_timeout: float
+    llm: ChatModel | None = None
+    graph: ResearchGraph | None = None
+
+    def __post_init__(self) -> None:
+        self.graph = self.graph or build_research_graph()
+        self.context = GraphContext(
+            backend=InstrumentedBackend(self.backend, self.metrics),
+            collections={c.name: c for c in self.config.collections},
+            limits=self.limits,
+            llm=self.llm,
+        )
+
+    def make_question(
+        self, text: str, *, channel: str | None = None, extra_targets: Sequence[str] = ()
+    ) -> Question:
+        """Parse ``in:`` targets and apply the channel's policy (``bot.chat.access``). Raises
+        ``EmptyQuestionError``, or ``CollectionAccessError`` (``PlaceDeniedError`` where Confer may
+        not be used at all) before anything is searched."""
+        remaining, targets = extract_targets(text)
+        if not remaining.strip():
+            raise EmptyQuestionError("empty question")
+        policy = require_policy(self.config, channel)
+        question = Question(
+            text=remaining,
+            allowed=policy.allow,
+            requested=tuple(dict.fromkeys([*extra_targets, *targets])),
+            defaults=policy.default,
+        )
+        check_requested(question, self.context.collections)
+        return question
+
+    async def answer(
+        self,
+        question: Question,
+        *,
+        surface: Surface,
+        on_event: EventHandler | None = None,
+        sequential: bool = False,
+    ) -> Answer:
+        """Research and answer; progress goes to ``on_event`` as it happens."""
+        assert self.graph is not None
+        question_id = uuid.uuid4().hex[:12]
+        started = time.perf_counter()
+        self.metrics.questions_in_flight.inc()
+        outcome = "failed"
+        logged: Literal["", "not_found"] = ""  # the log says more than the metric: not found
+        # Nodes plan their own budgets against this deadline, a little before the hard stop below.
+        context = replace(self.context, deadline=time.monotonic() + self.question_timeout * 0.95)
+        try:
+            async with asyncio.timeout(self.question_timeout):
+                answer = None
+                async for event in stream_research(self.graph, question, context, sequential=sequential):
+                    if isinstance(event, BranchFinished):
+                        logger.info(
+                            "branch finished",
+                            extra={
+                                "question_id": question_id,
+                                "collection": event.collection,
+                                "outcome": event.status,
+                                "sources": event.sources,
+                                "seconds": event.seconds,
+                            },
+                        )
+                        self.metrics.subagents.labels(event.collection, event.status).inc()
+                        self.metrics.subagent_duration.labels(event.collection, event.status).observe(
+                            event.seconds
+                        )
+                    if isinstance(event, LLMFallback):
+                        self.metrics.llm_fallbacks.labels(event.stage).inc()
+                        if event.reason == "deadline":
+                            self.metrics.llm_skipped.labels("deadline").inc()
+                        logger.warning(
+                            "model not used for %s; fell back",
+                            event.stage,
+                            extra={
+                                "question_id": question_id,
+                                "stage": event.stage,
+                                "reason": event.reason,
+                                "collection": event.collection,
+                            },
+                        )
+                    if isinstance(event, AnswerReady):
+                        answer = event.answer
+                        record_drops(self.metrics, answer)
+                    if on_event is not None:
+                        await on_event(event)
+            assert answer is not None
+            outcome = "partial" if answer.partial else "answered"
+            if answer.outcomes and all(o.status in ("failed", "timeout") for o in answer.outcomes):
+                outcome = "failed"
+            elif not answer.found and answer.mode != "direct":
+                logged = "not_found"  # searched, and nothing answers it (the metric counts it answered)
+            return answer
+        except TimeoutError:
+            raise QuestionTimeoutError("question time budget exceeded") from None
+        except CollectionAccessError:
+            outcome = "rejected"
+            raise
+        finally:
+            seconds = time.perf_counter() - started
+            self.metrics.questions_in_flight.dec()
+            self.metrics.questions.labels(surface, outcome).inc()
+            self.metrics.question_duration.labels(surface).observe(seconds)
+            logger.info(
+                "question finished",
+                extra={
+                    "question_id": question_id,
+                    "surface": surface,
+                    "outcome": logged or outcome,
+                    "seconds": round(seconds, 4),
+                },
+            )
+            logger.debug("question text", extra={"question_id": question_id, "text": question.text})
+
+    async def suggest(self, question: Question, answer: Answer) -> tuple[Suggestion, ...]:
+        """Up to three follow-ups the answer leaves open (``graph.answer.suggestions``): the model's when one
+        is configured, else (or when it fails) the heuristic's."""
+        suggestions = await suggest_followups(question.text, answer, llm=self.llm)
+        if suggestions.fallback_reason:
+            self.metrics.llm_fallbacks.labels("suggest").inc()
+            logger.warning(
+                "model not used for suggestions; fell back",
+                extra={"stage": "suggest", "reason": suggestions.fallback_reason},
+            )
+        return suggestions.items
+
+    async def close(self) -> None:
+        await self.backend.close()
+        if self.llm is not None:
+            await self.llm.close()
+
+    def record_rejected(self, surface: Surface) -> None:
+        self.metrics.questions.labels(surface, "rejected").inc()

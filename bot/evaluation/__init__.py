@@ -1,0 +1,1 @@
+"""``confer eval``: datasets, scoring, the suites and their report."""

@@ -1,0 +1,1 @@
+"""The terminal: the ``confer`` command line, the terminal surface and its rendering."""

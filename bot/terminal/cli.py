@@ -1,0 +1,700 @@
+"""``confer`` command line (DESIGN §7). Exit 0 on success, 2 for bad input or configuration,
+1 for anything else; errors are one clear line on stderr."""
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+# Only argparse loads before the arguments are parsed: `confer --help` and usage errors answer at
+# once, and each command imports what it uses (the graph only for `ask`/`eval`/`serve`, ingestion only
+# for `index`, the Elasticsearch client only with ELASTICSEARCH_URL).
+if TYPE_CHECKING:
+    import asyncio
+
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from bot.chat.conversations import Conversations
+    from bot.chat.memory import ThreadKey
+    from bot.chat.service import ResearchService
+    from bot.settings import ConferSettings
+    from graph import Answer, Question
+    from retrieval.collections import CollectionsConfig
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+HISTORY_FILE = "history"  # under CONFER_DATA_DIR: the interactive prompt's line history
+HISTORY_LENGTH = 1000
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.format_usage()}{self.prog}: {message}\n")
+
+
+class _Version(argparse.Action):
+    """``--version`` reads the installed package's version only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help="show the version and exit")
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("confer")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            number = "(not installed)"
+        sys.stdout.write(f"confer {number}\n")
+        parser.exit(EXIT_OK)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="confer",
+        description="Research questions across document collections, with citations.",
+        epilog="Settings come from the environment and .env (see README). "
+        "confer COMMAND --help describes a command.",
+    )
+    parser.add_argument("--version", action=_Version)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name, help=summary, description=f"{summary[0].upper()}{summary[1:]}. {description}"
+        )
+
+    index = command(
+        "index",
+        "ingest the sources of all (or the named) collections",
+        "Reads the sources of each collection in the collections file into the search index. "
+        "Running it again only applies what changed and removes passages of deleted files.",
+    )
+    index.add_argument("names", nargs="*", metavar="NAME", help="collections to index (default: all)")
+    ask = command(
+        "ask",
+        "answer a question in the terminal",
+        "Researches each relevant collection in parallel and prints a cited answer. Without a "
+        "QUESTION, asks interactively (line editing and history; an empty line or Ctrl-D quits).",
+    )
+    ask.add_argument("question", nargs="?", metavar="QUESTION", help="the question (quote it)")
+    ask.add_argument("--in", dest="targets", default="", metavar="a,b", help="search only these collections")
+    ask.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    command(
+        "collections",
+        "list collections with document and passage counts",
+        "Shows every collection of the collections file and what its index holds.",
+    )
+    command(
+        "serve",
+        "run the chat service: Slack and/or Teams, each enabled by its credentials",
+        "HTTP on PORT (/slack/events, /api/messages, /metrics, /healthz, /readyz), or Slack's Socket "
+        "Mode when SLACK_APP_TOKEN is set. Slack needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET; "
+        "Teams needs its app id, secret and tenant, or CONFER_TEAMS_LOCAL=true (see README).",
+    )
+    evaluate = command(
+        "eval",
+        "retrieval, routing, citation and latency metrics on a benchmark",
+        "Indexes the benchmark's collections into throw-away indexes, answers its questions and "
+        "compares with a one-index baseline in the same run.",
+    )
+    evaluate.add_argument(
+        "dataset",
+        metavar="DATASET_DIR",
+        type=Path,
+        help="a folder with collections.yaml and questions_<split>.jsonl",
+    )
+    evaluate.add_argument("--split", default="dev", help="reads questions_<split>.jsonl (default: dev)")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    evaluate.add_argument("--out", type=Path, default=Path("eval-results"), help="report folder")
+    evaluate.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    evaluate.add_argument(
+        "--conversations",
+        action="store_true",
+        help="the conversational evaluation instead: follow-ups built from the questions (see README)",
+    )
+    feedback = command(
+        "feedback",
+        "list the votes on answers (👍/👎, with reasons)",
+        "Reads the feedback store (SQLite in CONFER_DATA_DIR, or PostgreSQL with DATABASE_URL): each "
+        "vote with its time, reason, comment, question id, collections and the answer it rates.",
+    )
+    feedback.add_argument(
+        "--since", metavar="DATE", default=None, help="only votes from DATE on (YYYY-MM-DD, or an ISO time)"
+    )
+    feedback.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    return parser
+
+
+def parse_since(text: str) -> float:
+    """``YYYY-MM-DD`` (midnight UTC) or an ISO 8601 time (UTC unless it names its offset), as Unix
+    time; raises ``ValueError`` with a message for people."""
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"--since: {text!r} is not a date; use YYYY-MM-DD or an ISO time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def say_error(line: str) -> None:
+    """One line on stderr, never wrapped or styled, so scripts and people read the same."""
+    sys.stderr.write(f"confer: {' '.join(line.split())}\n")
+    sys.stderr.flush()
+
+
+def _console(*, stderr: bool = False) -> "Console":
+    """Wrap to the terminal's width on a terminal; elsewhere keep each line whole."""
+    from rich.console import Console
+
+    console = Console(stderr=stderr, highlight=False)
+    if not console.is_terminal:
+        console.soft_wrap = True
+    return console
+
+
+def _progress(err: "Console") -> "Progress":
+    """A progress bar on stderr, shown only on a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal,
+        transient=True,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version and usage errors
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    if args.command == "ask" and args.json and args.question is None:
+        from bot import messages
+
+        say_error(messages.ASK_JSON_NEEDS_QUESTION)  # not an interactive session, whose output is no JSON
+        return EXIT_USAGE
+    if args.command is None:
+        sys.stderr.write(parser.format_usage())
+        sys.stderr.write(
+            "commands: index, ask, collections, serve, eval, feedback (confer --help describes them)\n"
+        )
+        return EXIT_USAGE
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from bot import messages
+    from bot.errors import DatasetError, EmptyQuestionError
+    from bot.logs import configure_logging
+    from bot.settings import SettingsError, load_settings
+    from graph import CollectionAccessError
+    from retrieval.collections import load_collections
+    from retrieval.errors import CollectionsFileError, ConferError, DataDirError
+
+    if args.command == "feedback" and args.since is not None:
+        try:
+            args.since = parse_since(args.since)
+        except ValueError as exc:
+            say_error(str(exc))
+            return EXIT_USAGE
+    bad_input = (
+        CollectionsFileError,
+        SettingsError,
+        CollectionAccessError,
+        EmptyQuestionError,
+        DatasetError,
+        DataDirError,
+    )
+    err = _console(stderr=True)
+    try:
+        settings = load_settings()
+        # The terminal commands show their own progress; per-question log lines are for the service
+        # (or for anyone who sets CONFER_LOG_LEVEL).
+        quiet = args.command != "serve" and "log_level" not in settings.model_fields_set
+        configure_logging("WARNING" if quiet else settings.log_level, settings.log_format)
+        if args.command == "eval":
+            return asyncio.run(_eval(settings, args, err))
+        if args.command == "feedback":
+            return asyncio.run(_feedback(settings, since=args.since, as_json=args.json))
+        config = load_collections(settings.collections_path)
+        if args.command == "index":
+            return asyncio.run(_index(settings, config, args.names, err))
+        if args.command == "collections":
+            return asyncio.run(_collections(settings, config))
+        if args.command == "serve":
+            from bot.server import check_serve_settings, run_server
+
+            check_serve_settings(settings)
+            return asyncio.run(run_server(settings))
+        return _ask(settings, config, args.question, args.targets, args.json, err)
+    except bad_input as exc:
+        say_error(messages.describe_error(exc))
+        return EXIT_USAGE
+    except ConferError as exc:
+        say_error(messages.describe_error(exc))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        # CONFER_LOG_LEVEL=DEBUG shows the traceback
+        logging.getLogger(__name__).debug("unexpected error", exc_info=True)
+        say_error(messages.UNEXPECTED)
+        return EXIT_ERROR
+
+
+async def _index(
+    settings: "ConferSettings", config: "CollectionsConfig", names: list[str], err: "Console"
+) -> int:
+    from bot import messages
+    from bot.wiring import build_backend
+    from graph import CollectionAccessError
+    from retrieval.collections import resolve_sources, skipped_sources
+    from retrieval.errors import IndexingError
+    from retrieval.ingest.pipeline import index_collection
+
+    unknown = [n for n in names if config.get(n) is None]
+    if unknown:
+        raise CollectionAccessError(unknown=tuple(unknown), forbidden=(), allowed=config.names)
+    chosen = [c for c in config.collections if not names or c.name in names]
+    plans = [(c, resolve_sources(c, config)) for c in chosen]  # every path problem before any write
+    for collection in chosen:
+        for path, reason in skipped_sources(collection, config):
+            shown = path.relative_to(config.base_dir) if path.is_relative_to(config.base_dir) else path
+            say_error(f"skipped {shown.as_posix()}: {reason}")
+    backend = build_backend(settings)
+    out = _console()
+    failures = 0
+    try:
+        with _progress(err) as progress:
+            # While the bar is drawn, every line goes through its console, above the bar; a line
+            # written past it (another console, or straight to the stream) would be drawn over.
+            lines = progress.console if progress.live.is_started and out.is_terminal else out
+            for collection, files in plans:
+                task = progress.add_task(collection.title, total=len(files))
+
+                def advance(_path: Path, task: "TaskID" = task) -> None:
+                    progress.advance(task)
+
+                embedding: TaskID | None = None
+
+                def embedded(done: int, total: int, title: str = collection.title) -> None:
+                    nonlocal embedding
+                    if embedding is None:
+                        embedding = progress.add_task(f"{title}: embedding", total=total)
+                    progress.update(embedding, completed=done)
+
+                report = await index_collection(
+                    backend, collection, config, files=files, on_file=advance, on_embedded=embedded
+                )
+                failures += len(report.failures)
+                for failure in report.failures:
+                    _say_error_via(progress, messages.describe_error(failure))
+                line = messages.index_report(
+                    collection.name,
+                    documents=report.documents,
+                    passages=report.passages,
+                    added=report.added,
+                    removed=report.removed,
+                    unchanged=report.unchanged,
+                    skipped=len(report.failures),
+                )
+                lines.print(line, markup=False, highlight=False)
+    except IndexingError as exc:
+        say_error(messages.describe_error(exc))
+        return EXIT_ERROR
+    finally:
+        await backend.close()
+    return EXIT_OK
+
+
+def _say_error_via(progress: "Progress", line: str) -> None:
+    """``say_error`` that does not tear a live progress bar."""
+    if progress.live.is_started:
+        progress.console.print(f"confer: {' '.join(line.split())}", markup=False, highlight=False)
+    else:
+        say_error(line)
+
+
+async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
+    import json
+
+    from bot.errors import DatasetError
+    from bot.evaluation.run import evaluate, markdown_report, questions_jsonl, write_plots
+    from retrieval.errors import CollectionsFileError
+
+    if not args.dataset.is_dir():
+        raise DatasetError(f"{args.dataset}: no such folder")
+    if not (args.dataset / "collections.yaml").is_file():
+        raise CollectionsFileError(path=args.dataset / "collections.yaml", problems=["file not found"])
+    if args.limit is not None and args.limit < 1:
+        raise DatasetError("--limit must be at least 1")
+    if args.conversations:
+        return await _eval_conversations(settings, args, err)
+    with _progress(err) as progress:
+        task = progress.add_task("questions", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = await evaluate(
+            args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
+        )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "questions.jsonl").write_text(questions_jsonl(report), encoding="utf-8")
+    report.pop("per_question", None)
+    (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "report.md").write_text(markdown_report(report))
+    try:
+        plots = write_plots(report, args.out)
+    except ImportError:
+        plots = []
+        say_error("plots skipped: matplotlib is not installed (pip install 'confer[eval]')")
+    if args.json:
+        summary = {
+            key: report[key]
+            for key in (
+                "overall",
+                "by_type",
+                "baseline",
+                "questions",
+                "not_found",
+                "verdicts",
+                "faithfulness",
+                "followups",
+            )
+        }
+        sys.stdout.write(json.dumps(summary) + "\n")
+    else:
+        _console().print(markdown_report(report), markup=False)
+        files = [args.out / "report.json", args.out / "report.md", args.out / "questions.jsonl", *plots]
+        written = ", ".join(str(p) for p in files)
+        _console().print(f"wrote {written}", markup=False)
+    return EXIT_OK
+
+
+async def _eval_conversations(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
+    import json
+
+    from bot.evaluation.run import conversation_markdown, evaluate_conversations
+
+    with _progress(err) as progress:
+        task = progress.add_task("conversations", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = await evaluate_conversations(
+            args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
+        )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "conversations.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "conversations.md").write_text(conversation_markdown(report))
+    if args.json:
+        sys.stdout.write(json.dumps({key: report[key] for key in ("overall", "by_type")}) + "\n")
+    else:
+        _console().print(conversation_markdown(report), markup=False)
+        _console().print(
+            f"wrote {args.out / 'conversations.json'}, {args.out / 'conversations.md'}", markup=False
+        )
+    return EXIT_OK
+
+
+async def _feedback(settings: "ConferSettings", *, since: float | None, as_json: bool) -> int:
+    """``confer feedback``: the votes, oldest first, a few lines each (or JSON)."""
+    import json
+    import logging
+    from datetime import UTC, datetime
+
+    from rich.text import Text
+
+    from bot.chat.feedback import FeedbackUnavailableError, build_feedback_store, json_printable, printable
+    from bot.settings import SettingsError
+
+    # The pool retries a database that does not answer with a WARNING each time; the command says
+    # it once, in its own line.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    try:
+        store = await build_feedback_store(
+            data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
+        )
+    except FeedbackUnavailableError as exc:
+        raise SettingsError([str(exc)]) from None
+    try:
+        votes = await store.votes(since=since)
+    finally:
+        await store.close()
+    if as_json:
+        listed = json.dumps({"votes": [v.as_json() for v in votes]}, ensure_ascii=False)
+        sys.stdout.write(json_printable(listed) + "\n")
+        return EXIT_OK
+    out = _console()
+    if not votes:
+        out.print("No votes yet." if since is None else "No votes since then.")
+        return EXIT_OK
+    for vote in votes:  # every stored text escaped: a comment may carry terminal escape sequences
+        answer = " ".join(vote.answer.split())
+        when = datetime.fromtimestamp(vote.at, UTC)
+        head = (
+            f"{when:%Y-%m-%d %H:%M} UTC  {'👍' if vote.vote == 'up' else '👎'}  "
+            f"question {vote.question_id}  {vote.platform} {vote.workspace} {vote.channel}  "
+            f"in {', '.join(vote.collections) or '-'}"
+        )
+        out.print(Text(printable(head), style="bold"))
+        if vote.reason:
+            reason = f"  reason: {vote.reason}" + (f": {vote.comment}" if vote.comment else "")
+            out.print(Text(printable(reason)))
+        shown = f"  answer: {answer[:300]}{'…' if len(answer) > 300 else ''}" if answer else "  answer: -"
+        out.print(Text(printable(shown)))
+        out.print(Text(printable(f"  passages: {', '.join(vote.passage_ids) or '-'}")))
+    ups = sum(1 for v in votes if v.vote == "up")
+    out.print(f"{len(votes)} votes: {ups} 👍, {len(votes) - ups} 👎")
+    return EXIT_OK
+
+
+async def _collections(settings: "ConferSettings", config: "CollectionsConfig") -> int:
+    from rich.text import Text
+
+    from bot import messages
+    from bot.wiring import build_backend
+
+    backend = build_backend(settings)
+    out = _console()
+    rows = []
+    try:
+        for collection in config.collections:
+            stats = await backend.stats(collection)
+            counts = (
+                messages.NOT_INDEXED
+                if stats is None
+                else messages.index_counts(stats.documents, stats.passages)
+            )
+            rows.append((collection.name, collection.title, counts))
+    finally:
+        await backend.close()
+    for (name, _, _), line in zip(rows, messages.terminal_collections(rows), strict=True):
+        out.print(Text.assemble((line[: len(name)], "bold"), line[len(name) :]))
+    _print_policy(config, out)
+    return EXIT_OK
+
+
+def _print_policy(config: "CollectionsConfig", out: "Console") -> None:
+    """The channel policy as it applies (``bot.chat.access``), every other place last."""
+    from rich.text import Text
+
+    from bot.chat.access import effective_policy
+
+    out.print(Text("\nWho may search what (the channels section):", style="bold"))
+    for rule in effective_policy(config):
+        place = "every other place (unlisted channels, DMs)" if rule.place == "*" else rule.place
+        if not config.channels:
+            place = "everywhere (no channels section)"
+        allowed = ", ".join(rule.allow) if rule.allow else "nothing: Confer refuses to answer there"
+        default = f"; default {', '.join(rule.default)}" if rule.default else ""
+        out.print(Text(f"  {place}: {allowed}{default}"))
+
+
+def _ask(
+    settings: "ConferSettings",
+    config: "CollectionsConfig",
+    text: str | None,
+    targets: str,
+    as_json: bool,
+    err: "Console",
+) -> int:
+    """One question, or the interactive prompt: each question runs on the same event loop, and
+    the prompt itself reads on the main thread (so Ctrl-C and readline behave as in any shell)."""
+    import asyncio
+
+    from bot.wiring import build_service
+
+    async def start() -> "ResearchService":
+        return build_service(settings, config=config)
+
+    extra = [t.strip().lower() for t in targets.split(",") if t.strip()]
+    with asyncio.Runner() as runner:
+        service = runner.run(start())
+        try:
+            if text is not None:
+                return runner.run(_ask_once(service, text, extra, as_json, err))
+            return _interactive(runner, service, extra, err, settings.data_dir / HISTORY_FILE)
+        finally:
+            runner.run(service.close())
+
+
+async def _ask_once(
+    service: "ResearchService",
+    text: str,
+    extra: list[str],
+    as_json: bool,
+    err: "Console",
+    *,
+    question: "Question | None" = None,
+    on_answer: "Callable[[Answer], Awaitable[None]] | None" = None,
+) -> int:
+    import json
+
+    from bot import messages
+    from bot.chat.render import answer_json
+    from bot.chat.service import QuestionTimeoutError
+    from bot.terminal.surface import ProgressView, render_answer
+    from graph import AnswerReady, ProgressEvent
+
+    question = question or service.make_question(text, extra_targets=extra)
+    out = _console()
+    view = None if as_json else ProgressView(err, service.config, answers=out)
+    seconds = 0.0
+
+    async def on_event(event: ProgressEvent) -> None:
+        nonlocal seconds
+        if isinstance(event, AnswerReady):
+            seconds = event.seconds
+        if view is not None:
+            await view.handle(event)
+
+    try:
+        answer = await service.answer(question, surface="cli", on_event=on_event)
+    except QuestionTimeoutError:
+        if view is not None:
+            view.stop()
+        say_error(messages.TIMED_OUT)
+        return EXIT_ERROR
+    if on_answer is not None:
+        await on_answer(answer)
+    if as_json:
+        sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
+    else:
+        out.print(render_answer(answer, service.config, seconds, shown=view.sentences_shown if view else 0))
+    return EXIT_OK
+
+
+def _interactive(
+    runner: "asyncio.Runner", service: "ResearchService", extra: list[str], err: "Console", history: Path
+) -> int:
+    from rich.text import Text
+
+    from bot import messages
+    from bot.chat.conversations import Conversations
+    from bot.chat.memory import ThreadKey, build_local_memory
+    from bot.errors import EmptyQuestionError
+    from graph import CollectionAccessError
+
+    out = _console()
+    err.print(Text(messages.terminal_welcome(service.config.names)))
+    conversations = Conversations(memory=build_local_memory(), metrics=service.metrics)
+    conversation = 1
+    tty = sys.stdin.isatty() and out.is_terminal
+    save_history = _line_editing(history) if tty else None
+    while True:
+        try:
+            line = input("? " if tty else "")
+        except EOFError:
+            if tty:
+                out.print()
+            return EXIT_OK
+        if save_history is not None:
+            save_history()
+        if not line.strip() or line.strip().lower() in ("quit", "exit"):
+            return EXIT_OK
+        word = line.strip().lower()
+        if word == "/new":
+            conversation += 1
+            err.print(Text(messages.TERMINAL_NEW_CONVERSATION, style="dim"))
+            continue
+        if word in ("help", "/help", "?"):  # what the prompt offers, not a question to research
+            out.print(Text(messages.TERMINAL_USAGE))
+            out.print()
+            continue
+        if word in ("list", "/list"):
+            out.print(Text(_collections_list(service)))
+            out.print()
+            continue
+        key = ThreadKey("cli", "local", "terminal", str(conversation))
+        try:
+            runner.run(_converse_once(service, conversations, key, line, extra, err))
+        except CollectionAccessError as exc:
+            say_error(messages.describe_error(exc))
+        except EmptyQuestionError:
+            say_error(messages.EMPTY_QUESTION)
+        out.print()
+
+
+async def _converse_once(
+    service: "ResearchService",
+    conversations: "Conversations",
+    key: "ThreadKey",
+    line: str,
+    extra: list[str],
+    err: "Console",
+) -> int:
+    """One turn of the terminal conversation: a follow-up is rewritten from the earlier turns
+    (the rewrite is shown), answered, and remembered."""
+    from rich.text import Text
+
+    from bot import messages
+    from graph import Answer
+
+    prepared = await conversations.prepare(service, key, line, extra_targets=extra)
+    if prepared.standalone.text != prepared.asked:
+        err.print(Text(messages.searching_for(prepared.standalone.text), style="dim"))
+
+    async def remember(answer: Answer) -> None:
+        await conversations.remember(key, prepared, answer)
+
+    return await _ask_once(service, line, extra, False, err, question=prepared.question, on_answer=remember)
+
+
+def _collections_list(service: "ResearchService") -> str:
+    """``list`` at the prompt: every collection (the terminal is the operator's, it may search all)."""
+    from bot import messages
+
+    rows = [(c.name, c.title, c.description) for c in service.config.collections]
+    return "\n".join(
+        [messages.TERMINAL_LIST_INTRO, *("  " + line for line in messages.terminal_collections(rows))]
+    )
+
+
+def _line_editing(history: Path) -> "Callable[[], None] | None":
+    """Readline editing for ``input()`` with the previous sessions' questions; returns the function
+    that saves the history (after each line, so an interrupted session keeps it)."""
+    try:
+        import readline
+    except ImportError:  # Python built without readline (e.g. Windows): plain input
+        return None
+    readline.set_history_length(HISTORY_LENGTH)
+    with contextlib.suppress(OSError):
+        readline.read_history_file(history)
+
+    def save() -> None:
+        try:
+            history.parent.mkdir(parents=True, exist_ok=True)
+            readline.write_history_file(history)
+            history.chmod(0o600)  # questions people asked: theirs only
+        except OSError:
+            pass  # a read-only data folder costs the history, never the session
+
+    return save
+
+
+if __name__ == "__main__":
+    sys.exit(main())

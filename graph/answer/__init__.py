@@ -1,0 +1,1 @@
+"""Choosing and writing the answer's sentences."""

@@ -1,0 +1,777 @@
+"""Merging findings into one answer: score-aware ranking across collections, near-duplicates
+merged, claims grouped by collection, citations numbered [1]…[n] in order of first use, and every
+citation checked against the passages retrieved in this run."""
+
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
+
+from graph.answer.extractive import MAX_WORDS, MIN_WORDS, is_heading, jaccard
+from graph.answer.relevance import (
+    MAX_MISSING_SHARE,
+    Coverage,
+    QuestionFocus,
+    assess_coverage,
+    bears_on,
+    entity_share,
+    focus_of,
+    names_entity,
+    offers_answer,
+    term_coverage,
+)
+from graph.answer.streaming import JsonStringField, SentenceVerifier, StreamedSentence, complete_sentences
+from graph.context import ResearchLimits
+from graph.llm.port import ChatModel, LLMError
+from graph.llm.prompts import SYNTHESIS_PROMPT, quote_untrusted
+from graph.models import (
+    Answer,
+    AnswerSection,
+    AnswerSentence,
+    Citation,
+    Claim,
+    CollectionOutcome,
+    Finding,
+    Plan,
+)
+from graph.research.reflect import is_about
+from graph.verify.citations import best_quote, is_supported
+from retrieval.language import DEFAULT_LANGUAGE, detect_language
+from retrieval.passages import Passage
+from retrieval.scoring import is_hybrid
+from retrieval.text import sentence_analysis, stems, tokens, words
+
+logger = logging.getLogger(__name__)
+
+DUPLICATE = 0.7
+RELEVANCE_FLOOR = 0.35
+# The closest sentence is offered under a "not found" only when it carries this much of the ask.
+CLOSEST_COVERAGE = 0.3
+# Share of a compared side's words a sentence (or its title) must name to speak of that side.
+SIDE_SHARE = 0.6
+# Extractive answers read every sentence of the run's best passages, not only the drafted ones.
+PASSAGES_READ = 10
+RELEVANCE_WEIGHT = 0.8
+LEAD_BONUS = 0.1
+# A sentence holding what the question asks for (a date for "when", a number for "how many", a
+# name for "who"), beyond what the question says, is likelier to answer it.
+ANSWER_BONUS = 0.1
+# Picking the answer's sentences one by one, key terms a kept sentence already carries count
+# this much less: the next sentence should carry the rest of the ask (a bridge's second hop).
+COVERED_DISCOUNT = 1.0
+# Passages added after a kept sentence that names their subject (a bridge's second hop).
+MAX_HOPS = 2
+# A question other than a comparison whose kept sentences make no hop (none leads to another's
+# passage) is "not found" unless a retrieved passage carries this share of the ask by itself.
+HOP_PASSAGE_COVERAGE = 0.6
+# Both hops of a bridge question found: two of the run's best passages, one naming the other's
+# subject, that together name every entity of the question and carry this share of the ask.
+HOP_PAIR_COVERAGE = 0.5
+# ... and each hop must add to the other: the pair carries more of the ask than either passage.
+HOP_PAIR_GAIN = 0.15
+
+
+def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
+    """Everything every round retrieved, as one ranking, each passage once.
+
+    The first round's passages are ranked as in ``_merge_round``. A follow-up round's passage
+    about the entity it looked for comes right after the passage that named that entity (the
+    two hops of a bridge question belong together); the follow-ups' other passages come last.
+    """
+    first = _merge_round([f for f in findings if f.round <= 1])
+    later = [f for f in findings if f.round > 1 and f.status == "ok" and f.passages]
+    if not later:
+        return first
+    anchored: dict[str, Passage] = {}
+    for finding in later:  # in the order reflect wrote them: best lead first
+        about = next((p for p in finding.passages if is_about(p, finding.entity)), None)
+        if about is None:
+            continue
+        origin = finding.origin if any(p.id == finding.origin for p in first) else ""
+        origin = origin or (first[0].id if first else "")
+        anchored.setdefault(origin, about)
+    if len(first) > 1 and first[0].id in anchored and _linked(first[0], first[1]):
+        # The first two already belong together (one names the other): keep them first.
+        anchored[first[1].id] = anchored.pop(first[0].id)
+    ranked: dict[str, Passage] = {}
+    for passage in first:
+        ranked.setdefault(passage.id, passage)
+        follower = anchored.get(passage.id)
+        if follower is not None:
+            ranked.setdefault(follower.id, follower)
+    for passage in anchored.values():
+        ranked.setdefault(passage.id, passage)
+    rest = sorted((p for f in later for p in f.passages), key=lambda p: (-p.score, p.id))
+    for passage in rest:
+        ranked.setdefault(passage.id, passage)
+    return tuple(ranked.values())
+
+
+def _linked(a: Passage, b: Passage) -> bool:
+    """Whether either passage names the other's subject (its title, without a parenthesis)."""
+
+    def subject(p: Passage) -> str:
+        return p.title.split(" (", 1)[0].split(",", 1)[0].strip().lower()
+
+    return (bool(subject(b)) and subject(b) in a.text.lower()) or (
+        bool(subject(a)) and subject(a) in b.text.lower()
+    )
+
+
+def _merge_round(findings: Sequence[Finding]) -> tuple[Passage, ...]:
+    """One round's passages as one ranking, each passage once.
+
+    Ranked by raw retrieval score, not rank position: the evidence for a question often sits in
+    one collection, and rank fusion would push it out with every other collection's top hit. For a
+    comparison decomposed into one sub-query per compared thing, the best passage of each
+    sub-query (across collections) goes first, so neither thing is buried under the other's or
+    the whole question's hits.
+    """
+    passages: dict[str, Passage] = {}
+    for finding in findings:
+        for passage in finding.passages:
+            if passage.id not in passages or passage.score > passages[passage.id].score:
+                passages[passage.id] = passage
+    by_score = sorted(passages.values(), key=lambda p: (-p.score, p.id))
+    best_of_slot: dict[int, tuple[float, str]] = {}
+    for finding in findings:
+        for ranking in finding.rankings:
+            if ranking.slot > 0 and ranking.hits:
+                pid, score = ranking.hits[0]
+                if ranking.slot not in best_of_slot or score > best_of_slot[ranking.slot][0]:
+                    best_of_slot[ranking.slot] = (score, pid)
+    first = [best_of_slot[slot][1] for slot in sorted(best_of_slot)]
+    leaders = [passages[pid] for pid in dict.fromkeys(first) if pid in passages]
+    chosen = {p.id for p in leaders}
+    return (*leaders, *(p for p in by_score if p.id not in chosen))
+
+
+def outcomes_of(plan: Plan, findings: Sequence[Finding]) -> tuple[CollectionOutcome, ...]:
+    by_name = {f.collection: f for f in findings}
+    outcomes = []
+    for task in plan.tasks:
+        finding = by_name.get(task.collection)
+        if finding is None:
+            outcomes.append(
+                CollectionOutcome(
+                    name=task.collection,
+                    status="failed",
+                    sources=0,
+                    seconds=0.0,
+                    reason="no result",
+                )
+            )
+        else:
+            outcomes.append(
+                CollectionOutcome(
+                    name=finding.collection,
+                    status=finding.status,
+                    sources=len(finding.passages),
+                    seconds=finding.seconds,
+                    reason=finding.reason,
+                )
+            )
+    return tuple(outcomes)
+
+
+def question_of(plan: Plan) -> str:
+    """The question as asked (without ``in:``), as every task carries it."""
+    return plan.tasks[0].question if plan.tasks else ""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The claims that answer, best first, whether they cover the question, and (when they do
+    not) the closest claim found."""
+
+    claims: list[tuple[Claim, str]]
+    coverage: Coverage
+    closest: list[tuple[Claim, str]]
+    candidates: list[tuple[Claim, str]] = field(default_factory=list)
+    """The best claims whether or not they cover the question (word coverage cannot judge a
+    question in another language than its passages)."""
+
+
+def passage_claims(finding: Finding, best: Sequence[Passage], drafted: set[str]) -> list[Claim]:
+    """Every quotable sentence of the finding's passages among the run's best ``best``: the
+    branch drafted a few, but the one that answers may be another (scored here against the
+    whole question, not the branch's query)."""
+    claims = []
+    for passage in best:
+        if passage.collection != finding.collection:
+            continue
+        for sentence, _, length in sentence_analysis(passage.text)[0]:
+            if sentence in drafted or is_heading(sentence, passage.title):
+                continue
+            if MIN_WORDS <= length <= MAX_WORDS:
+                claims.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=0.0))
+    return claims
+
+
+def _earns_place(focus: QuestionFocus, sentence: str, passage: Passage) -> bool:
+    hits = focus.stems(sentence) & focus.weights.keys()
+    if len(hits) >= min(2, len(focus.weights)):
+        return True
+    return bool(focus.entities) and entity_share(focus, sentence, passage.title) > 0
+
+
+def _opens(sentence: str, passage: Passage) -> bool:
+    """The sentence opens its passage (after a heading line): it usually says what the
+    passage's subject is."""
+    start = passage.text.find(sentence)
+    return start >= 0 and "." not in passage.text[:start]
+
+
+def _ranked_claims(
+    plan: Plan, findings: Sequence[Finding], pool: Sequence[Passage], *, from_passages: bool = False
+) -> tuple[list[tuple[float, Claim, str, Passage]], QuestionFocus]:
+    """Claims with one score comparable across collections: how well the sentence answers the
+    question (key-term coverage weighted by rarity, the question's entities named), plus a little
+    of the cited passage's raw retrieval score relative to the best passage of the whole run.
+    Sentences that do not bear on the question are left out. ``pool`` is ``merge_passages(findings)``."""
+    by_id = {p.id: p for p in pool}
+    focus = focus_of(question_of(plan), pool, extra=[t.collection for t in plan.tasks])
+    top = max((p.score for p in pool), default=0.0) or 1.0
+    # A question in another language than its passages shares no words with them: rank by the
+    # drafting's own coverage (the model's queries were in the passages' language) and filter nothing.
+    blind = focus.empty or _other_language(question_of(plan), findings)
+    scored: list[tuple[float, Claim, str, Passage]] = []
+    for finding in findings:
+        if finding.status != "ok":
+            continue
+        claims = list(finding.claims)
+        if from_passages:
+            claims += passage_claims(finding, pool[:PASSAGES_READ], {c.text for c in claims})
+        for claim in claims:
+            cited = [by_id[pid] for pid in claim.passage_ids if pid in by_id]
+            if not cited:
+                continue
+            passage = max(cited, key=lambda p: p.score)
+            retrieval = passage.score / top
+            # The passage a follow-up round found about the entity it followed: the second hop of
+            # a bridge question, which rarely shares the question's words (see ``_add_followed``).
+            hop = finding.round > 1 and bool(finding.entity) and is_about(passage, finding.entity)
+            if blind:
+                relevance = claim.coverage
+            else:
+                if not hop and not bears_on(focus, claim.text, passage.title):
+                    continue
+                relevance = 0.75 * term_coverage(focus, claim.text, passage.title) + 0.25 * entity_share(
+                    focus, claim.text, passage.title
+                )
+            lead = LEAD_BONUS if _opens(claim.text, passage) else 0.0
+            offers = ANSWER_BONUS if not blind and offers_answer(focus, claim.text) else 0.0
+            score = RELEVANCE_WEIGHT * relevance + (1 - RELEVANCE_WEIGHT) * retrieval + lead + offers
+            # Drafted claims passed their branch's own cut; a sentence read here must earn its
+            # place by carrying two of the question's key terms, or by being about its entity.
+            if (
+                not hop
+                and claim.coverage == 0.0
+                and not blind
+                and not _earns_place(focus, claim.text, passage)
+            ):
+                continue
+            scored.append((score, claim, finding.collection, passage))
+    scored.sort(key=lambda item: -item[0])
+    return scored, focus
+
+
+def _about_side(side: AbstractSet[str], present: AbstractSet[str]) -> bool:
+    """A sentence (with its title) is about one side of a comparison when it names most of it."""
+    return len(side & present) >= max(1, math.ceil(SIDE_SHARE * len(side)))
+
+
+def choose_claims(
+    plan: Plan, findings: Sequence[Finding], limits: ResearchLimits, *, from_passages: bool = False
+) -> Selection:
+    """The claims worth saying, best first: no near-duplicates, none far below the best, and for
+    a comparison the best claim about each side (or, without named sides, of each collection)."""
+    merged = merge_passages(findings)  # ranked once, read by every step below
+    ranked, focus = _ranked_claims(plan, findings, merged, from_passages=from_passages)
+    if not ranked:
+        return Selection(claims=[], coverage=Coverage(found=False), closest=[])
+    floor = RELEVANCE_FLOOR * ranked[0][0]
+    kept: list[tuple[Claim, str]] = []
+    kept_passages: list[Passage] = []
+    kept_stems: list[set[str]] = []
+    side_words = [focus.stems(side) for side in plan.sides] if plan.kind == "comparative" else []
+    must_collections = (
+        {c for _, _, c, _ in ranked} if plan.kind == "comparative" and not side_words else set()
+    )
+    must_sides: list[frozenset[str]] = [w for w in side_words if w]
+    covered: set[str] = set()
+    # With scores on one scale (a search by words and meaning), a collection earns a section only
+    # when its evidence is close to the run's best: as close as routing asks of a collection to be
+    # searched at all. Searching a collection is no reason to quote it.
+    # (Not for a comparison: each side's evidence may stand in its own collection.)
+    best_passage = merged[0].score if merged and is_hybrid(merged) and plan.kind != "comparative" else 0.0
+    for score, claim, collection, passage in _by_novelty(focus, ranked, covered, limits.answer_sentences):
+        if (
+            best_passage
+            and passage.score < limits.routing_ratio * best_passage
+            and all(c != collection for _, c in kept)
+            and collection not in must_collections
+        ):
+            continue
+        own = stems(claim.text)
+        duplicate = next((i for i, other in enumerate(kept_stems) if jaccard(own, other) >= DUPLICATE), None)
+        if duplicate is not None:
+            merged_ids = tuple(dict.fromkeys(kept[duplicate][0].passage_ids + claim.passage_ids))
+            kept[duplicate] = (
+                kept[duplicate][0].model_copy(update={"passage_ids": merged_ids}),
+                kept[duplicate][1],
+            )
+            continue
+        present = focus.stems(claim.text) | focus.stems(passage.title)  # no word spans the join
+        side = next((w for w in must_sides if _about_side(w, present)), None)
+        needed = side is not None or (
+            collection in must_collections and all(c != collection for _, c in kept)
+        )
+        if not needed and (score < floor or len(kept) >= limits.answer_sentences):
+            continue
+        if side is not None:
+            must_sides.remove(side)
+        kept.append((claim, collection))
+        kept_passages.append(passage)
+        kept_stems.append(own)
+        covered |= focus.stems(claim.text) & focus.weights.keys()
+    linked = merged[:PASSAGES_READ] if plan.kind != "comparative" else ()
+    _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
+    best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
+    coverage = assess_coverage(focus, best, merged, comparison=plan.kind == "comparative")
+    if plan.kind != "comparative":
+        if coverage.found and _hop_missing(focus, findings, best, coverage):
+            coverage = replace(coverage, found=False, hop_missing=True)
+        elif not coverage.found and _both_hops(focus, merged[:PASSAGES_READ], coverage):
+            coverage = replace(coverage, found=True)
+    if coverage.found:
+        return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
+    closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
+    return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
+
+
+def _hop_missing(
+    focus: QuestionFocus, findings: Sequence[Finding], best: Sequence[tuple[str, Passage]], coverage: Coverage
+) -> bool:
+    """A bridge question's second hop is missing: a research round followed up an entity (the
+    bridge) that a kept sentence about one of the question's own entities names (the first hop),
+    and no retrieved passage is about it; no kept sentence leads to another kept passage (it
+    names that passage's subject, or either passage names the other's); and no retrieved passage
+    carries most of the ask by itself (``HOP_PASSAGE_COVERAGE``). What was found is then only
+    the first hop."""
+    if not focus.entities or coverage.passage_coverage >= HOP_PASSAGE_COVERAGE:
+        return False
+    followed = dict.fromkeys(f.entity for f in findings if f.round > 1 and f.entity)
+    first_hops = [
+        text
+        for text, passage in best
+        if any(names_entity(e, set(words(passage.title + " " + text))) for e in focus.entities)
+    ]
+    bridges = [e for e in followed if any(_names(text, e) for text in first_hops)]
+    retrieved = [p for f in findings for p in f.passages]
+    if not any(not any(is_about(p, entity) for p in retrieved) for entity in bridges):
+        return False
+    for text, passage in best:
+        for _, other in best:
+            if other.id == passage.id:
+                continue
+            subject = _subject(other)
+            if len(subject) > 2 and _names(text, subject):
+                return False
+            if _linked(passage, other):
+                return False
+    return True
+
+
+def _both_hops(focus: QuestionFocus, best: Sequence[Passage], coverage: Coverage) -> bool:
+    """The evidence answers a bridge question whose entity is named only inside a passage (so no
+    passage is *about* it) or whose ask is split over two passages (so no sentence carries
+    enough of it): a passage among the run's ``best`` names another one's subject (the first hop
+    leads to the second), and the two together name every entity of the question and carry
+    ``HOP_PAIR_COVERAGE`` of its key terms, more than either carries alone (``HOP_PAIR_GAIN``).
+    Never when an entity is named by no retrieved passage, when too much of the ask is absent
+    from them all, or when the question has no key term."""
+    if coverage.unnamed_entities or coverage.missing_share >= MAX_MISSING_SHARE or not focus.total:
+        return False
+    for first in best:
+        for second in best:
+            subject = _subject(second)
+            if second.id == first.id or len(subject) <= 2 or not _names(first.text, subject):
+                continue
+            text = f"{first.text} {second.text}"
+            titles = f"{first.title} {second.title}"
+            if entity_share(focus, f"{titles} {text}") < 1.0:
+                continue
+            joint = term_coverage(focus, text, titles)
+            alone = max(term_coverage(focus, p.text, p.title) for p in (first, second))
+            if joint >= HOP_PAIR_COVERAGE and joint - alone > HOP_PAIR_GAIN:
+                return True
+    return False
+
+
+def _names(text: str, name: str) -> bool:
+    return _mentions(text.lower(), name.lower())
+
+
+def _mentions(text: str, name: str) -> bool:
+    r"""Whether ``name`` occurs in ``text`` with no word character right before or after it (as
+    the pattern ``(?<!\w)name(?!\w)`` finds it, without compiling a pattern per name: the names
+    are passage titles, new with every question)."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (start == 0 or not _word_character(text[start - 1])) and (
+            end == len(text) or not _word_character(text[end])
+        ):
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _word_character(character: str) -> bool:
+    return character.isalnum() or character == "_"  # what ``\w`` matches
+
+
+def _by_novelty(
+    focus: QuestionFocus,
+    ranked: Sequence[tuple[float, Claim, str, Passage]],
+    covered: set[str],
+    picks: int,
+) -> Iterator[tuple[float, Claim, str, Passage]]:
+    """The ranked claims, the first ``picks`` of them chosen one at a time: each time the claim
+    whose score, with the key terms already ``covered`` (updated by the caller between picks)
+    counting ``COVERED_DISCOUNT`` less, and the question's entities whose words are all covered
+    no longer counting for it (a second "created by X and Y" says nothing new about X and Y), is
+    highest; then the rest in score order."""
+    pending = list(ranked)
+    total = focus.total
+    hits = [focus.stems(claim.text) & focus.weights.keys() for _, claim, _, _ in pending]
+    discount = RELEVANCE_WEIGHT * 0.75 * COVERED_DISCOUNT / total if total else 0.0
+    entity_stems = [focus.stems(" ".join(e)) for e in focus.entities]
+    per_entity = RELEVANCE_WEIGHT * 0.25 * COVERED_DISCOUNT / len(entity_stems) if entity_stems else 0.0
+    # The entities each claim (with its title) names; no word spans the join of the two texts.
+    named = [
+        [
+            i
+            for i, e in enumerate(focus.entities)
+            if names_entity(e, set(tokens(c.text)).union(tokens(p.title)))
+        ]
+        if focus.entities
+        else []
+        for _, c, _, p in pending
+    ]
+
+    def novel(i: int) -> float:
+        known = sum(1 for e in named[i] if entity_stems[e] and entity_stems[e] <= covered)
+        return (
+            pending[i][0] - discount * sum(focus.weights[s] for s in hits[i] & covered) - per_entity * known
+        )
+
+    for _ in range(picks):
+        if not pending:
+            return
+        # ``pending`` stays in score order and a claim's novel score is never above its score: the
+        # scan stops at the first claim whose score cannot beat the best found (ties keep the first).
+        best, best_value = 0, novel(0)
+        for i in range(1, len(pending)):
+            if pending[i][0] <= best_value:
+                break
+            value = novel(i)
+            if value > best_value:
+                best, best_value = i, value
+        hits.pop(best)
+        named.pop(best)
+        yield pending.pop(best)
+    yield from pending
+
+
+def _best(
+    ranked: Sequence[tuple[float, Claim, str, Passage]], limits: ResearchLimits
+) -> list[tuple[Claim, str]]:
+    return [(claim, collection) for _, claim, collection, _ in ranked[: limits.answer_sentences]]
+
+
+def _add_followed(
+    focus: QuestionFocus,
+    findings: Sequence[Finding],
+    ranked: Sequence[tuple[float, Claim, str, Passage]],
+    kept: list[tuple[Claim, str]],
+    kept_passages: list[Passage],
+    kept_stems: list[set[str]],
+    *,
+    linked: Sequence[Passage] = (),
+) -> None:
+    """The second hop of a bridge question. When a kept sentence names an entity a research round
+    followed up, the best sentence of the passage about it is kept right after it (it rarely
+    shares the question's words, yet it holds the answer). When a kept sentence names the subject
+    of one of the ``linked`` passages (the run's best), that passage's sentence carrying most of
+    what the kept sentences leave out of the question (and the kind of thing it asks for) follows
+    it; at most ``MAX_HOPS`` of these."""
+    followed = dict.fromkeys(f.entity for f in findings if f.round > 1 and f.entity and f.status == "ok")
+    targets: list[tuple[str, Passage | None]] = [(entity, None) for entity in followed]
+    targets += [(subject, p) for p in linked if len(subject := _subject(p)) > 2]
+    original = {c.text for c, _ in kept}
+    added = 0
+    for entity, about in targets:
+        if about is not None and added >= MAX_HOPS:
+            break
+        name = entity.lower()
+        named = next(
+            (
+                i
+                for i, ((c, _), p) in enumerate(zip(kept, kept_passages, strict=True))
+                if c.text in original
+                and (about is None or p.id != about.id)  # a passage naming its own subject is no hop
+                and _mentions(c.text.lower(), name)
+            ),
+            None,
+        )
+        if named is None:
+            continue
+        if about is None and any(is_about(p, entity) for p in kept_passages):
+            continue
+        fresh = [
+            (score, claim, collection, passage)
+            for score, claim, collection, passage in ranked
+            if (is_about(passage, entity) if about is None else passage.id == about.id)
+            and all(jaccard(stems(claim.text), other) < DUPLICATE for other in kept_stems)
+        ]
+        # What the hop adds to the sentence that leads to it: the rest of the ask.
+        covered = focus.stems(kept[named][0].text) & focus.weights.keys()
+        hop = _completing(focus, fresh, covered)
+        if hop is None and about is None and fresh:
+            hop = fresh[0]
+        if hop is None:
+            continue
+        _, claim, collection, passage = hop
+        added += about is not None
+        kept.insert(named + 1, (claim, collection))
+        kept_passages.insert(named + 1, passage)
+        kept_stems.insert(named + 1, stems(claim.text))
+
+
+def _completing(
+    focus: QuestionFocus, ranked: Sequence[tuple[float, Claim, str, Passage]], covered: AbstractSet[str]
+) -> tuple[float, Claim, str, Passage] | None:
+    """The claim carrying most of the key terms not yet ``covered`` (and, as a tie-breaker, what
+    the question asks for); none when no claim carries any of them."""
+    best: tuple[float, Claim, str, Passage] | None = None
+    best_gain = 0.0
+    for item in ranked:
+        new = (focus.stems(item[1].text) & focus.weights.keys()) - covered
+        gain = sum(focus.weights[s] for s in new)
+        if gain <= 0:
+            continue
+        gain += ANSWER_BONUS * focus.total * offers_answer(focus, item[1].text)
+        if gain > best_gain:
+            best, best_gain = item, gain
+    return best
+
+
+def _subject(passage: Passage) -> str:
+    """What a passage is about, from its title (without a parenthesis or a comma's qualifier)."""
+    return passage.title.split(" (", 1)[0].split(",", 1)[0].strip()
+
+
+def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> list[tuple[Claim, str]]:
+    """The claims that answer the question, best first; none when the evidence does not cover it."""
+    return choose_claims(plan, findings, limits).claims
+
+
+def build_answer(
+    plan: Plan,
+    findings: Sequence[Finding],
+    claims: Sequence[tuple[Claim, str]],
+    *,
+    mode: str = "extractive",
+) -> tuple[Answer, int]:
+    """Sentences in the order given (best first), each under its collection's heading: a
+    collection's section stands where its best sentence ranks and holds its sentences in order, so
+    the answer opens with the best sentence and no heading appears twice. Citations are numbered in
+    order of first use, and any sentence whose citation is not a supported, retrieved passage is
+    dropped. Returns the answer and how many sentences were dropped."""
+    retrieved = {p.id: p for f in findings for p in f.passages}
+    numbers: dict[str, int] = {}
+    citations: list[Citation] = []
+    runs: list[tuple[str, list[AnswerSentence]]] = []
+    dropped = 0
+    order = {c: rank for rank, c in enumerate(dict.fromkeys(c for _, c in claims))}
+    for claim, collection in sorted(claims, key=lambda item: order[item[1]]):  # stable
+        cited = [retrieved[pid] for pid in claim.passage_ids if pid in retrieved]
+        if not cited or not is_supported(claim.text, (p.text for p in cited)):
+            dropped += 1
+            continue
+        refs = []
+        for passage in cited:
+            if passage.id not in numbers:
+                numbers[passage.id] = len(citations) + 1
+                # A near-duplicate merged in from another passage is quoted as that passage says it.
+                quote = claim.text if claim.text in passage.text else best_quote(claim.text, passage)
+                citations.append(Citation(n=numbers[passage.id], passage=passage, quote=quote))
+            refs.append(numbers[passage.id])
+        sentence = AnswerSentence(text=claim.text, citations=tuple(refs))
+        if runs and runs[-1][0] == collection:
+            runs[-1][1].append(sentence)
+        else:
+            runs.append((collection, [sentence]))
+    if dropped:
+        logger.info("dropped %d unsupported sentences", dropped)
+    answer = Answer(
+        mode="llm" if mode == "llm" else "extractive",
+        kind=plan.kind,
+        sections=tuple(AnswerSection(collection=c, sentences=tuple(ss)) for c, ss in runs),
+        citations=tuple(citations),
+        outcomes=outcomes_of(plan, findings),
+        retrieved=merge_passages(findings),
+        dropped=dropped + sum(f.dropped for f in findings),
+        drop_reasons=tuple(r for f in findings for r in f.drop_reasons),
+    )
+    return answer, dropped
+
+
+def synthesize_extractive(
+    plan: Plan,
+    findings: Sequence[Finding],
+    limits: ResearchLimits,
+    *,
+    languages: Collection[str] = (DEFAULT_LANGUAGE,),
+) -> Answer:
+    """The answer, best sentence first; or, when the evidence does not cover the question, no
+    answer sentences and at most one clearly labelled closest sentence (and the question's
+    language when it is none of ``languages``, the searched collections' documents')."""
+    selection = choose_claims(plan, findings, limits, from_passages=True)
+    if selection.coverage.found:
+        answer, _ = build_answer(plan, findings, selection.claims)
+        return answer
+    if selection.coverage.missing_entities or selection.coverage.missing_terms:
+        logger.debug(
+            "not covered",
+            extra={
+                "missing_entities": selection.coverage.missing_entities,
+                "missing_terms": selection.coverage.missing_terms,
+            },
+        )
+    answer, _ = build_answer(plan, findings, selection.closest)
+    closest = tuple(sentence for section in answer.sections for sentence in section.sentences)
+    language = detect_language(question_of(plan))
+    return answer.model_copy(
+        update={
+            "sections": (),
+            "closest": closest,
+            "other_language": language if language not in languages else "",
+        }
+    )
+
+
+def _other_language(question: str, findings: Sequence[Finding]) -> bool:
+    """Whether the question is in another language than the passages found for it."""
+    sample = " ".join(p.text for f in findings for p in f.passages[:2])[:4000]
+    return bool(sample) and detect_language(question) != detect_language(sample)
+
+
+async def synthesize_with_llm(
+    llm: ChatModel,
+    question: str,
+    plan: Plan,
+    findings: Sequence[Finding],
+    limits: ResearchLimits,
+    *,
+    time_budget: float,
+    on_sentence: Callable[[AnswerSentence], None] | None = None,
+) -> tuple[Answer | None, int]:
+    """The model writes the answer from the verified claims only, streamed; every sentence it
+    writes is checked again, as soon as it is complete, against the passages its ``[n]`` point to:
+    by the guards, and by the judge for what they cannot settle (``graph.answer.streaming``). A sentence
+    either cannot confirm is dropped; each one that passes goes to ``on_sentence`` at once, in
+    order, numbered as in the final answer. If the stream breaks off (time-out, the question's
+    model deadline), the sentences verified so far are the answer. Returns ``None`` (use the
+    extractive answer) when nothing survives."""
+    selection = choose_claims(plan, findings, limits)
+    selected = selection.claims
+    if _other_language(question, findings):
+        # Word overlap cannot rank or gate passages in another language than the question: the
+        # model writes from the best claims and the judge's verbatim quotes decide what stays.
+        selected = selection.candidates
+    if not selected:
+        return None, 0
+    retrieved = {p.id: p for f in findings for p in f.passages}
+    numbers: dict[str, int] = {}
+    lines = []
+    for claim, collection in selected:
+        markers = []
+        for pid in claim.passage_ids:
+            if pid in retrieved:
+                numbers.setdefault(pid, len(numbers) + 1)
+                markers.append(f"[{numbers[pid]}]")
+        lines.append(
+            f'<claim collection="{collection}">{quote_untrusted(claim.text)}</claim> {"".join(markers)}'
+        )
+    sources = {n: retrieved[pid] for pid, n in numbers.items()}
+    renumbered: dict[str, int] = {}
+    citations: list[Citation] = []
+    sentences: list[AnswerSentence] = []
+
+    def release(item: StreamedSentence) -> None:
+        cited = [sources[n] for n in item.numbers]
+        for passage in cited:
+            if passage.id not in renumbered:
+                renumbered[passage.id] = len(citations) + 1
+                quote = item.verdict.quote if item.verdict and item.verdict.quote else None
+                if quote is None or quote not in " ".join(passage.text.split()):
+                    quote = best_quote(item.text, passage)
+                citations.append(Citation(n=renumbered[passage.id], passage=passage, quote=quote))
+        sentence = AnswerSentence(
+            text=item.text, citations=tuple(dict.fromkeys(renumbered[p.id] for p in cited))
+        )
+        sentences.append(sentence)
+        if on_sentence is not None:
+            on_sentence(sentence)
+
+    verifier = SentenceVerifier(llm, sources, time.monotonic() + time_budget, release)
+    written = JsonStringField()
+    done = 0
+    stream = llm.stream_text(
+        system=SYNTHESIS_PROMPT,
+        user=f"Question: {quote_untrusted(question)}\n\n" + "\n".join(lines),
+        time_budget=time_budget,
+    )
+    try:
+        try:
+            async with contextlib.aclosing(stream):
+                async for piece in stream:
+                    ready, done = complete_sentences(written.feed(piece), done, final=written.closed)
+                    for text, cites in ready:
+                        verifier.add(text, cites)
+        except LLMError as exc:
+            if not verifier.sentences:
+                raise
+            logger.info("the answer broke off (%s); keeping what was verified", exc.reason)
+        else:
+            if not written.found:
+                raise LLMError(reason="invalid_output")
+            ready, done = complete_sentences(written.value, done, final=True)
+            for text, cites in ready:
+                verifier.add(text, cites)
+        await verifier.finish()
+    finally:
+        verifier.cancel()
+    reasons_dropped = [s.dropped for s in verifier.sentences if s.dropped is not None]
+    dropped = len(reasons_dropped)
+    if dropped:
+        logger.info("dropped %d unsupported model sentences", dropped)
+    if not sentences:
+        return None, dropped
+    answer = Answer(
+        mode="llm",
+        kind=plan.kind,
+        sections=(AnswerSection(collection="", sentences=tuple(sentences)),),
+        citations=tuple(citations),
+        outcomes=outcomes_of(plan, findings),
+        retrieved=merge_passages(findings),
+        dropped=dropped + sum(f.dropped for f in findings),
+        drop_reasons=(*reasons_dropped, *(r for f in findings for r in f.drop_reasons)),
+    )
+    return answer, dropped

@@ -1,0 +1,1 @@
+"""The model port, the OpenAI-compatible client, every prompt and output schema."""

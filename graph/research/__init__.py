@@ -1,0 +1,1 @@
+"""What to search: reading the question, plans, follow-up rounds, one scale for scores."""

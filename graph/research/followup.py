@@ -1,0 +1,263 @@
+"""Understanding a follow-up: before planning, it becomes a standalone question.
+
+Without a model the rewrite is lexical: an elliptical follow-up ("And for contractors?", "What
+about First for Women?") takes the previous question and puts the new part where the previous
+subject was (or appends a qualifier such as "for contractors"); a pronoun (it, they, he, she, that)
+becomes the previous subject. With a model, the model rewrites (validated JSON) and the lexical
+rewrite is the fallback when it fails or answers with something unusable.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from graph.llm.port import ChatModel, LLMError
+from graph.llm.prompts import FOLLOWUP_PROMPT
+from graph.research.question import comparison_sides, key_terms
+from retrieval.text import terms
+
+MAX_QUESTION_CHARS = 500
+HISTORY_TURNS = 3  # the turns the model sees
+
+RewriteHow = Literal["as_asked", "heuristic", "model"]
+
+
+@dataclass(frozen=True)
+class PriorTurn:
+    """What a follow-up needs from an earlier turn: its standalone question and subject."""
+
+    question: str
+    subject: str = ""
+    answer: str = ""
+
+
+@dataclass(frozen=True)
+class Standalone:
+    """The question to research, and how it was obtained from what was asked."""
+
+    text: str
+    subject: str
+    how: RewriteHow
+    fallback_reason: str = ""  # with a model: why the lexical rewrite was used instead
+
+
+class RewriteOutput(BaseModel):
+    question: str
+
+
+_QUESTION_WORDS = r"how|what|who|whom|whose|when|where|which|why|is|are|was|were|do|does|did|can|could"
+_AUX = r"is|are|was|were|do|does|did|can|could|should|would|will|has|have|had|may|might|must|be|been|get|gets"
+_ELLIPSIS_RE = re.compile(
+    r"^\s*(?:(?:and|but|also|so|ok|okay)\s*[,:]?\s+)?(?:(?:and\s+)?(?:what|how)\s+about|what\s+of|"
+    r"same\s+(?:question\s+)?for|and|also)\s+(?P<rest>.+?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+_PREPOSITION_RE = re.compile(
+    r"^(?:for|in|at|on|during|with|without|under|after|before|from|to|by|outside|inside|within|until|"
+    r"till|since|per|over|across|between|through|throughout|beyond)\b",
+    re.IGNORECASE,
+)
+# A follow-up with this few content words of its own, and none of the earlier turn's, leans on the
+# conversation for what it is about ("how many weeks can I take?"): the earlier turn's subject, or
+# its last CONTEXT_TERMS content words (where English puts what a statement is about: "… planning
+# my parental leave"), go with it to the search.
+UNDERSPECIFIED_TERMS = 2
+CONTEXT_TERMS = 2
+_QUESTION_START_RE = re.compile(rf"^(?:{_QUESTION_WORDS}|{_AUX})\b", re.IGNORECASE)
+_PRONOUN_RE = re.compile(
+    r"\b(?P<p>it|its|they|them|their|he|him|his|she|her|that|this)\b(?=(?P<after>\s*[?.!,]|\s+\w+|$)?)",
+    re.IGNORECASE,
+)
+_POSSESSIVE = {"its", "their", "his"}
+_DEMONSTRATIVE_VERB_RE = re.compile(rf"^\s*(?:{_AUX}|mean|means|cover|covers|apply|applies)\b", re.I)
+_NAME_RE = re.compile(
+    r"(?:[A-Z][\w'’.&/-]*|\d[\w'’./-]*)(?:\s+(?:(?:of|the|de|la|le|du|da|del|der|van|von|y|for|and|to|&)\s+)*"
+    r"(?:[A-Z][\w'’.&/-]*|\d[\w'’./-]*))*"
+)
+_LEAD_RE = re.compile(
+    rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:(?:long|much|many|often|old|far|big)\s+)?"
+    rf"(?:(?:{_AUX})\s+)?(?:(?:the|a|an|our|my|your)\s+)?",
+    re.IGNORECASE,
+)
+_STOP_AT_RE = re.compile(rf"\s+(?:{_AUX}|that|which|who)\b.*$", re.IGNORECASE)
+_ABOUT_RE = re.compile(
+    r"^\s*(?:tell me (?:more )?about|describe|explain|what do you know about)"
+    r"\s+(?:the\s+)?[\"“]?(?P<subject>[^\"”?]+?)[\"”]?\s*[?.!]*$",
+    re.IGNORECASE,
+)
+_VAGUE = {"i", "we", "you", "me", "us", "one", "there", "here", "what", "which", "who", "how", "the", "a"}
+
+
+def subject_of(question: str) -> str:
+    """What a question is about: the things it compares, else its longest name, else the noun
+    phrase after the question word ("How long is parental leave?" → "parental leave")."""
+    question = " ".join(question.split())
+    about = _ABOUT_RE.match(question)
+    if about:
+        return about.group("subject")
+    sides = comparison_sides(question)
+    if sides:
+        return " and ".join(side.strip(" ,;:") for side in sides)
+    names = [m.group(0) for m in _NAME_RE.finditer(question)]
+    names = [n for n in names if not question.startswith(n) or len(n.split()) > 1]
+    names = [_trim_question_word(n).rstrip(".,;:!?'’") for n in names]
+    names = [n for n in names if n and n.lower() not in _VAGUE]
+    if names:
+        return max(names, key=lambda n: len(n.split()))
+    rest = _LEAD_RE.sub("", question, count=1)
+    rest = _STOP_AT_RE.sub("", rest).strip(" ?.!,;:")
+    words = rest.split()
+    return " ".join(words[:6]) if words and words[0].lower() not in _VAGUE else ""
+
+
+def _trim_question_word(name: str) -> str:
+    words = name.split()
+    while words and re.fullmatch(rf"(?:{_QUESTION_WORDS}|{_AUX}|the|a|an)", words[0], re.IGNORECASE):
+        words = words[1:]
+    return " ".join(words)
+
+
+def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
+    """The lexical rewrite: a standalone question from ``text`` and the earlier turns."""
+    text = " ".join(text.split())
+    if not history:
+        return Standalone(text=text, subject=subject_of(text), how="as_asked")
+    previous = history[-1]
+    subject = previous.subject or subject_of(previous.question)
+    base = previous.question.strip().rstrip("?.! ")
+    ellipsis = _ELLIPSIS_RE.match(text)
+    if ellipsis and not _QUESTION_START_RE.match(ellipsis.group("rest")):
+        rest = ellipsis.group("rest").strip(" ,")
+        if _PREPOSITION_RE.match(rest):
+            rewritten = f"{base} {rest}?"
+            return Standalone(text=rewritten, subject=subject, how="heuristic")
+        new_subject = _strip_article(rest)
+        qualifier = re.match(r"^(?P<head>[a-z][\w\s-]*?\s(?:for|of|in|on|at)\s)[a-z][\w\s-]*$", subject)
+        if qualifier and subject in base and not new_subject[:1].isupper():
+            # "the expense limit for travel" + "what about hotels?" → "the expense limit for hotels"
+            rewritten = base.replace(subject, qualifier.group("head") + new_subject, 1)
+            return Standalone(
+                text=f"{rewritten}?", subject=qualifier.group("head") + new_subject, how="heuristic"
+            )
+        if subject and re.search(re.escape(subject), base, re.IGNORECASE):
+            rewritten = re.sub(re.escape(subject), lambda _m: new_subject, base, count=1, flags=re.IGNORECASE)
+            return Standalone(text=f"{rewritten}?", subject=new_subject, how="heuristic")
+        sides = comparison_sides(base)
+        if sides and re.search(re.escape(sides[0]), base, re.IGNORECASE):
+            rewritten = re.sub(
+                re.escape(sides[0]), lambda _m: new_subject, base, count=1, flags=re.IGNORECASE
+            )
+            return Standalone(text=f"{rewritten}?", subject=new_subject, how="heuristic")
+        return Standalone(text=f"{base}: {new_subject}?", subject=new_subject, how="heuristic")
+    if ellipsis:  # "And can it be split up?": the rest is a question of its own
+        text = ellipsis.group("rest").strip() + ("?" if text.rstrip().endswith("?") else "")
+    resolved = _resolve_pronouns(text, subject) if subject else text
+    if resolved != text:
+        return Standalone(text=resolved, subject=subject, how="heuristic")
+    own = subject_of(text)
+    context = _context_terms(text, history)
+    if context:
+        # Asked as written, with what the conversation is about: never a merge of the two.
+        return Standalone(text=f"{text.rstrip()} ({context})", subject=subject or own, how="heuristic")
+    return Standalone(text=text, subject=own or subject, how="as_asked" if not ellipsis else "heuristic")
+
+
+def _context_terms(text: str, history: Sequence[PriorTurn]) -> str:
+    """The last turn's key terms, for a follow-up that names too little to stand alone and shares
+    none of them ("how many weeks can I take?" after "… planning my parental leave"); "" otherwise."""
+    own = set(key_terms(text))
+    named = [m.group(0) for m in _NAME_RE.finditer(text) if m.start() > 0 and m.group(0) != "I"]
+    if len(own) > UNDERSPECIFIED_TERMS or named:
+        return ""
+    previous = history[-1]
+    source = previous.subject or previous.question
+    carried = [t for t in dict.fromkeys(terms(source)) if t not in own]
+    if not carried or len(carried) < len(set(terms(source))):
+        return ""  # the follow-up already says part of it
+    return " ".join(carried if previous.subject else carried[-CONTEXT_TERMS:])
+
+
+def _strip_article(text: str) -> str:
+    return re.sub(r"^(?:the|a|an)\s+(?=[A-Z0-9])", "", text)
+
+
+def _resolve_pronouns(text: str, subject: str) -> str:
+    """Pronouns standing for the previous subject become the subject (possessives take 's).
+
+    "that"/"this" count only where they open the question or follow a verb or preposition (not as
+    a relative pronoun: "a group that was formed"); once a pronoun is replaced, later possessives
+    refer back to it within the sentence and stay."""
+    replaced = False
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal replaced
+        lower = match.group("p").lower()
+        after = match.group("after") or ""
+        before = text[: match.start()].split()
+        previous = before[-1].lower() if before else ""
+        if lower in ("that", "this") and (
+            (previous and not re.fullmatch(rf"{_QUESTION_WORDS}|{_AUX}|about|of|for|to|with|on|in", previous))
+            or (
+                after.strip()
+                and not re.match(r"\s*[?.!,]", after)
+                and not _DEMONSTRATIVE_VERB_RE.match(after)
+            )
+        ):
+            return match.group(0)
+        possessive = lower in _POSSESSIVE or (lower == "her" and _before_noun(after))
+        if possessive and replaced:
+            return match.group(0)
+        replaced = True
+        return f"{subject}'s" if possessive else subject
+
+    return _PRONOUN_RE.sub(replace, text)
+
+
+def _before_noun(after: str) -> bool:
+    """ "her" is possessive before a word that is neither a verb nor a preposition ("her thesis")."""
+    if not re.match(r"\s+[a-z]", after) or _DEMONSTRATIVE_VERB_RE.match(after):
+        return False
+    return not re.match(r"\s+(?:to|in|on|at|for|from|with|about|and|or)\b", after)
+
+
+def is_followup(text: str) -> bool:
+    """Whether the text reads as depending on an earlier turn (ellipsis or a pronoun)."""
+    return bool(_ELLIPSIS_RE.match(text) or _PRONOUN_RE.search(text))
+
+
+async def understand_followup(
+    text: str, history: Sequence[PriorTurn], *, llm: ChatModel | None, time_budget: float = 8.0
+) -> Standalone:
+    """The standalone question for ``text``: the model's rewrite when a model is configured and the
+    text depends on earlier turns, validated; the lexical rewrite otherwise or as the fallback."""
+    lexical = rewrite_followup(text, history)
+    if llm is None or not history or not is_followup(text):
+        return lexical
+    turns = "\n".join(
+        f"<turn>\nQ: {_quote(turn.question)}\nA: {_quote(turn.answer[:600])}\n</turn>"
+        for turn in history[-HISTORY_TURNS:]
+    )
+    user = f"Earlier turns:\n{turns}\n\nFollow-up: {_quote(text)}"
+    try:
+        output = await llm.complete_json(
+            system=FOLLOWUP_PROMPT, user=user, schema=RewriteOutput, time_budget=time_budget
+        )
+    except LLMError as exc:
+        return _fallback(lexical, exc.reason)
+    question = " ".join(output.question.split())
+    if not question or len(question) > MAX_QUESTION_CHARS or not terms(question):
+        return _fallback(lexical, "unusable rewrite")
+    if not (set(terms(question)) & set(terms(text) + terms(history[-1].question))):
+        return _fallback(lexical, "rewrite unrelated to the conversation")
+    return Standalone(text=question, subject=subject_of(question) or lexical.subject, how="model")
+
+
+def _fallback(lexical: Standalone, reason: str) -> Standalone:
+    return Standalone(text=lexical.text, subject=lexical.subject, how=lexical.how, fallback_reason=reason)
+
+
+def _quote(text: str) -> str:
+    return text.replace("<", "‹").replace(">", "›")

@@ -1,0 +1,1 @@
+"""Verification: guards, swapped roles, the judge, citation checks."""
