@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from bot.chat.access import PlaceDeniedError
 from bot.errors import DatasetError, EmptyQuestionError
 from bot.settings import SettingsError
-from graph import CollectionAccessError, FindingStatus, QuestionKind
+from graph import Answer, CollectionAccessError, Derived, FindingStatus, QuestionKind
 from retrieval.errors import (
     CollectionsFileError,
     ConferError,
@@ -375,3 +375,47 @@ def index_report(
     """One line per collection after ``confer index``."""
     line = f"{name}: {index_counts(documents, passages)} (+{added} −{removed}, {unchanged} unchanged)"
     return line + (f", {plural(skipped, 'file')} skipped" if skipped else "")
+
+
+def derived_sentence(derived: Derived) -> str:
+    """A sentence Confer derived from the cited ones (``graph.answer.verdict``): a comparison's
+    verdict ("Yes: both A and B are P.") or the side it asks for ("A died first: …")."""
+    a, b = derived.sides
+    years = f"{derived.years[0]} for {a}, {derived.years[1]} for {b}" if derived.years else ""
+    if derived.kind == "years":
+        return f"{'Yes' if derived.yes else 'No'}: {years}."
+    if derived.kind == "both":
+        return f"Yes: both {a} and {b} are {derived.predicates[0]}."
+    if derived.kind == "pair":
+        p, q = derived.predicates
+        return f"Yes: {a} is {_article(p)} and {b} is {_article(q)}."
+    when = "first" if derived.earlier else "later"
+    if derived.comparison:
+        order = f"is {derived.comparison}"
+    elif derived.event == "died":
+        order = f"died {when}"
+    else:
+        order = f"{f'was {derived.event}' if derived.event else 'came'} {when}"
+    return f"{derived.chosen} {order}: {years}."
+
+
+def _article(words: str) -> str:
+    return f"{'an' if words[:1].lower() in 'aeiou' else 'a'} {words}"
+
+
+def worded(answer: Answer) -> Answer:
+    """``answer`` with its derived sentences written (the graph leaves their text empty)."""
+    if not any(s.derived for section in answer.sections for s in section.sentences):
+        return answer
+    sections = tuple(
+        section.model_copy(
+            update={
+                "sentences": tuple(
+                    s.model_copy(update={"text": derived_sentence(s.derived)}) if s.derived else s
+                    for s in section.sentences
+                )
+            }
+        )
+        for section in answer.sections
+    )
+    return answer.model_copy(update={"sections": sections})

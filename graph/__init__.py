@@ -28,7 +28,15 @@ if TYPE_CHECKING:
     )
     from graph.llm.openai_client import build_chat_model
     from graph.llm.port import ChatModel, LLMObserver, LocalBreaker, ModelBreaker
-    from graph.models import Answer, AnswerSentence, FindingStatus, Question, QuestionKind, ResearchRound
+    from graph.models import (
+        Answer,
+        AnswerSentence,
+        Derived,
+        FindingStatus,
+        Question,
+        QuestionKind,
+        ResearchRound,
+    )
     from graph.research.followup import PriorTurn, Standalone, subject_of, understand_followup
     from graph.research.planning import CollectionAccessError, check_requested
     from graph.research.question import comparison_sides, extract_targets
@@ -57,6 +65,7 @@ _HOMES = {
     "LocalBreaker": "graph.llm.port",
     "ModelBreaker": "graph.llm.port",
     "Answer": "graph.models",
+    "Derived": "graph.models",
     "AnswerSentence": "graph.models",
     "FindingStatus": "graph.models",
     "Question": "graph.models",
@@ -82,6 +91,7 @@ __all__ = [
     "BranchStarted",
     "ChatModel",
     "CollectionAccessError",
+    "Derived",
     "FindingStatus",
     "FollowUp",
     "GraphContext",

@@ -82,9 +82,30 @@ class Finding(_Frozen):
     drop_reasons: tuple[str, ...] = ()  # why each dropped model sentence was dropped (graph.verify.guards)
 
 
+class Derived(_Frozen):
+    """A sentence Confer derives from cited ones rather than quotes (a comparison's verdict or
+    choice), as data: ``bot/messages.py`` words it, and until then its sentence's text is empty.
+
+    ``years``: both sides' years of the compared event ("Yes: 2000 for A, 2009 for B."); ``both``:
+    what both sides are (``predicates[0]``); ``pair``: what each side is; ``choice``: ``chosen``
+    is the side the question asks for, dated by ``years``, in the question's own comparison word
+    (``comparison``: "older") or its event (``event``: "died"; "" for none) and ``earlier``."""
+
+    kind: Literal["years", "both", "pair", "choice"]
+    sides: tuple[str, str]
+    yes: bool = True
+    years: tuple[int, int] | None = None
+    predicates: tuple[str, ...] = ()
+    chosen: str = ""
+    comparison: str = ""
+    event: str = ""
+    earlier: bool = True
+
+
 class AnswerSentence(_Frozen):
     text: str
     citations: tuple[int, ...]
+    derived: Derived | None = None
 
 
 class AnswerSection(_Frozen):

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bot import messages
 from bot.chat.access import require_policy
 from bot.errors import EmptyQuestionError as EmptyQuestionError  # importers of bot.chat.service keep it
 from bot.metrics import ConferMetrics, record_drops
@@ -202,7 +203,8 @@ class ResearchService:
                             },
                         )
                     if isinstance(event, AnswerReady):
-                        answer = event.answer
+                        answer = messages.worded(event.answer)  # the graph's derived sentences in words
+                        event = event.model_copy(update={"answer": answer})
                         record_drops(self.metrics, answer)
                     if on_event is not None:
                         await on_event(event)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from graph.models import Answer, AnswerSection, AnswerSentence, Plan
+from graph.models import Answer, AnswerSection, AnswerSentence, Derived, Plan
 from retrieval.passages import Passage
 from retrieval.text import STOPWORDS, stems, words
 
@@ -301,23 +301,20 @@ def derive(question: str, plan: Plan, answer: Answer) -> Verdict | None:
         if dated is None:
             return None
         yes, used, years = dated
-        text = f"{'Yes' if yes else 'No'}: {years[0]} for {a}, {years[1]} for {b}."
-        return _verdict(yes, "year", text, used)
+        derived = Derived(kind="years", sides=(a, b), yes=yes, years=(years[0], years[1]))
+        return _verdict(yes, "year", derived, used)
     if _BE_RE.match(question):
         both = _decide_both(predicate, sides)
         if both is None:
             return None
-        return _verdict(True, "both", f"Yes: both {a} and {b} are {_without_both(predicate)}.", both)
+        derived = Derived(kind="both", sides=(a, b), predicates=(_without_both(predicate),))
+        return _verdict(True, "both", derived, both)
     return None
 
 
-def _verdict(yes: bool, kind: VerdictKind, text: str, used: Sequence[AnswerSentence]) -> Verdict:
+def _verdict(yes: bool, kind: VerdictKind, derived: Derived, used: Sequence[AnswerSentence]) -> Verdict:
     numbers = tuple(sorted({n for s in used for n in s.citations}))
-    return Verdict(yes=yes, kind=kind, sentence=AnswerSentence(text=text, citations=numbers))
-
-
-def _a(words: str) -> str:
-    return f"{'an' if words[:1].lower() in 'aeiou' else 'a'} {words}"
+    return Verdict(yes=yes, kind=kind, sentence=AnswerSentence(text="", citations=numbers, derived=derived))
 
 
 def _derive_paired(paired: re.Match[str], plan: Plan, answer: Answer) -> Verdict | None:
@@ -328,8 +325,8 @@ def _derive_paired(paired: re.Match[str], plan: Plan, answer: Answer) -> Verdict
     second = _decide_both(paired.group("q"), [sides[1]])
     if first is None or second is None:
         return None
-    text = f"Yes: {a} is {_a(paired.group('p'))} and {b} is {_a(paired.group('q'))}."
-    return _verdict(True, "both", text, [*first, *second])
+    derived = Derived(kind="pair", sides=(a, b), predicates=(paired.group("p"), paired.group("q")))
+    return _verdict(True, "both", derived, [*first, *second])
 
 
 def _clean(side: str) -> str:
@@ -378,19 +375,18 @@ def choose(question: str, plan: Plan, answer: Answer) -> Choice | None:
         return None
     first = a if years[0] < years[1] else b
     chosen = first if earlier else (b if first == a else a)
-    text = f"{chosen} {_order(question, verb, earlier)}: {years[0]} for {a}, {years[1]} for {b}."
+    word = re.search(r"\b(older|younger|newer)\b", question, re.IGNORECASE)  # the question's own
+    derived = Derived(
+        kind="choice",
+        sides=(a, b),
+        years=(years[0], years[1]),
+        chosen=chosen,
+        comparison=word.group(1).lower() if word is not None else "",
+        event=verb,
+        earlier=earlier,
+    )
     numbers = tuple(sorted({n for s in used for n in s.citations}))
-    return Choice(side=chosen, sentence=AnswerSentence(text=text, citations=numbers))
-
-
-def _order(question: str, verb: str, earlier: bool) -> str:
-    """The question's own words for the chosen side: "is older", "died first", "came later"."""
-    word = re.search(r"\b(older|younger|newer)\b", question, re.IGNORECASE)
-    if word is not None:
-        return f"is {word.group(1).lower()}"
-    if verb == "died":
-        return f"died {'first' if earlier else 'later'}"
-    return f"{f'was {verb}' if verb else 'came'} {'first' if earlier else 'later'}"
+    return Choice(side=chosen, sentence=AnswerSentence(text="", citations=numbers, derived=derived))
 
 
 def _whole(question: str, side: str) -> bool:

@@ -1,5 +1,6 @@
 """Yes/no comparison verdicts: stated only when each side's own cited sentence decides them."""
 
+from bot.messages import derived_sentence
 from graph.answer.verdict import choose, derive, with_verdict, year_of
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation, Plan
 from graph.research.question import classify_question, comparison_sides
@@ -29,7 +30,13 @@ def _answer(*sides: tuple[str, str]) -> Answer:
 
 def _verdict(question: str, *sides: tuple[str, str]) -> str | None:
     verdict = derive(question, _plan(question), _answer(*sides))
-    return None if verdict is None else verdict.sentence.text
+    return None if verdict is None else _words(verdict.sentence)
+
+
+def _words(sentence: AnswerSentence) -> str:
+    """What people read: the graph derives the sentence as data, ``bot/messages.py`` words it."""
+    assert sentence.text == "" and sentence.derived is not None
+    return derived_sentence(sentence.derived)
 
 
 DERRICKSON = (
@@ -161,7 +168,7 @@ def test_a_later_it_sentence_of_the_sides_own_passage_can_say_yes() -> None:
     verdict = derive(question, _plan(question), answer)
     assert (
         verdict is not None
-        and verdict.sentence.text == "Yes: both Moonvine and Tarweed are native to Africa."
+        and _words(verdict.sentence) == "Yes: both Moonvine and Tarweed are native to Africa."
     )
     # An "It" sentence of another passage is not about the side.
     other = ("Tarweed", "Tarweed is a genus of shrubs in the daisy family.")
@@ -182,17 +189,17 @@ def test_which_came_first_names_the_earlier_side_from_each_sides_year() -> None:
     veld = ("Jonas Veld", "Jonas Veld (3 March 1921 – 9 June 1990) was a Dutch painter.")
     answer = with_verdict(question, _plan(question), _answer(holt, veld))
     assert answer.choice == "Jonas Veld" and answer.verdict is None
-    assert answer.sections[0].sentences[0] == AnswerSentence(
-        text="Jonas Veld was born first: 1948 for Mara Holt, 1921 for Jonas Veld.", citations=(1, 2)
-    )
+    opening = answer.sections[0].sentences[0]
+    assert _words(opening) == "Jonas Veld was born first: 1948 for Mara Holt, 1921 for Jonas Veld."
+    assert opening.citations == (1, 2)
     younger = "Who is younger, Mara Holt or Jonas Veld?"
     choice = choose(younger, _plan(younger), _answer(holt, veld))
-    assert choice is not None and choice.sentence.text.startswith("Mara Holt is younger: ")
+    assert choice is not None and _words(choice.sentence).startswith("Mara Holt is younger: ")
     films = "Which film was released first, Grey Wharf or Tin Bell?"
     wharf = ("Grey Wharf", "Grey Wharf is a 1971 British drama film.")
     bell = ("Tin Bell", "Tin Bell is a comedy film released in 1968 by Ardent Pictures.")
     choice = choose(films, _plan(films), _answer(wharf, bell))
-    assert choice is not None and choice.sentence.text == (
+    assert choice is not None and _words(choice.sentence) == (
         "Tin Bell was released first: 1971 for Grey Wharf, 1968 for Tin Bell."
     )
 
@@ -233,7 +240,7 @@ def test_each_side_with_its_own_kind() -> None:
     tor = ("Tor Ulla", "Tor Ulla is a mountain peak in the Pamirs.")
     verdict = derive(question, _plan(question), _answer(col, tor))
     assert verdict is not None and verdict.yes
-    assert verdict.sentence.text == "Yes: Brenna Col is a mountain pass and Tor Ulla is a mountain peak."
+    assert _words(verdict.sentence) == "Yes: Brenna Col is a mountain pass and Tor Ulla is a mountain peak."
     assert verdict.sentence.citations == (1, 2)
     lake = ("Tor Ulla", "Tor Ulla is a lake in the Pamirs.")
     assert _verdict(question, col, lake) is None
@@ -269,7 +276,7 @@ def test_with_verdict_opens_the_answer() -> None:
     answer = with_verdict(question, _plan(question), _answer(DERRICKSON, WOOD))
     assert answer.verdict is True
     assert answer.sections[0].collection == ""
-    assert answer.sections[0].sentences[0].text == "Yes: both Scott Derrickson and Ed Wood are American."
+    assert _words(answer.sections[0].sentences[0]) == "Yes: both Scott Derrickson and Ed Wood are American."
     assert answer.sections[0].sentences[0].citations == (1, 2)
     assert answer.sections[1].sentences[0].text == DERRICKSON[1]
 
@@ -299,7 +306,7 @@ def test_who_died_first_reads_deaths_not_births() -> None:
     choice = choose(question, _plan(question), _answer(archainbaud, murphy))
     assert choice is not None and choice.side == "George Archainbaud"
     assert (
-        choice.sentence.text
+        _words(choice.sentence)
         == "George Archainbaud died first: 1959 for George Archainbaud, 1967 for Ralph Murphy."
     )
     # Births alone do not say who died first.
