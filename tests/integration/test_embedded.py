@@ -4,10 +4,8 @@
 import asyncio
 import itertools
 import math
-import os
 import random
 import sqlite3
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,7 +27,6 @@ from retrieval.backends.embedded import (
     fts_query,
 )
 from retrieval.collections import Collection, CollectionsConfig
-from retrieval.embeddings import BACKGROUND_NICENESS
 from retrieval.errors import CollectionNotIndexedError
 from retrieval.ingest.pipeline import index_collection
 from retrieval.passages import Passage
@@ -193,26 +190,6 @@ async def test_a_quick_collection_is_searched_on_the_event_loop_and_a_slow_one_o
         await slow.close()
     # Where a search runs changes nothing it finds.
     assert first == found[0] and again == found and sum(map(bool, found)) >= 4
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are Linux's here")
-async def test_the_pool_searches_at_a_lower_priority_than_the_event_loop(
-    sample_config: CollectionsConfig, tmp_path: Path
-) -> None:
-    """A search on the pool (a large collection's) gives way to a question's embedding for a CPU."""
-    people = sample_config.get("people")
-    assert people is not None
-    backend = EmbeddedBackend(path=tmp_path / DATABASE_NAME, quick_search_seconds=0.0)
-    try:
-        await index_collection(backend, people, sample_config)
-        assert await backend.search(people, "parental leave", limit=3)
-        pool = [t for t in threading.enumerate() if t.name.startswith("confer-sqlite") and t.native_id]
-        loop_niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-        assert pool and {os.getpriority(os.PRIO_PROCESS, t.native_id or 0) for t in pool} == {
-            min(19, loop_niceness + BACKGROUND_NICENESS)
-        }
-    finally:
-        await backend.close()
 
 
 async def test_a_search_too_long_for_the_event_loop_is_stopped_and_runs_on_the_pool(
