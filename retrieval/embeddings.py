@@ -22,7 +22,9 @@ import importlib.util
 import json
 import logging
 import math
+import os
 import sqlite3
+import sys
 import threading
 import zipfile
 from collections import OrderedDict
@@ -47,6 +49,10 @@ _LOCAL_PACKAGE = "all_minilm_l6_v2"
 _MAX_TOKENS = 256
 # Passages embedded per forward pass at index time: longer batches pad more and gained nothing.
 _LOCAL_BATCH = 8
+# How much nicer than the rest of the process Confer's background threads run (index batches, the
+# embedded backend's searches of large collections): a question's embedding then wins a CPU from
+# them (docs/search.md, "A question's embedding").
+BACKGROUND_NICENESS = 10
 # Query embeddings kept per process (a question's branches, follow-ups and probes share them).
 _QUERIES_KEPT = 512
 
@@ -101,6 +107,20 @@ def single_threaded_blas() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
+
+
+def lower_thread_priority(niceness: int = BACKGROUND_NICENESS) -> None:
+    """Make the calling thread ``niceness`` nicer (Linux; elsewhere nothing): a thread pool's
+    ``initializer`` for work that may wait while a question is embedded. Raising a thread's
+    niceness needs no privilege; Linux schedules each thread by its own."""
+    if niceness <= 0 or not sys.platform.startswith("linux"):
+        return
+    thread = threading.get_native_id()
+    try:
+        current = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, current + niceness))
+    except OSError:
+        logger.debug("thread priority unchanged", exc_info=True)
 
 
 class _QueryCache:
@@ -240,12 +260,19 @@ class LocalEmbedder:
     batch at a time; the other embeds questions, so a question never waits behind a batch (one
     took 2–17 s behind a batch of long passages when both shared one thread). numpy's BLAS runs on
     one thread (``single_threaded_blas``): a passage batch and a question then use one core each,
-    and neither waits for the other's BLAS threads."""
+    and neither waits for the other's BLAS threads. The batches' thread runs ``background_niceness``
+    nicer than the questions' (``lower_thread_priority``): where the two want the same CPU, the
+    question has it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, background_niceness: int = BACKGROUND_NICENESS) -> None:
         self._model: _MiniLM | None = None
         self._load_lock = threading.Lock()
-        self._passages = ThreadPoolExecutor(max_workers=1, thread_name_prefix="confer-embed")
+        self._passages = ThreadPoolExecutor(
+            max_workers=1,
+            thread_name_prefix="confer-embed",
+            initializer=lower_thread_priority,
+            initargs=(background_niceness,),
+        )
         self._questions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="confer-embed-query")
         self._queries = _QueryCache()
 

@@ -24,12 +24,14 @@ import snowballstemmer
 from retrieval.analysis import analyse, fingerprint, offer
 from retrieval.collections import Collection
 from retrieval.embeddings import (
+    BACKGROUND_NICENESS,
     Embedder,
     ProgressCallback,
     VectorCache,
     Vectors,
     embed_with_cache,
     embedder_key,
+    lower_thread_priority,
     passage_text,
     query_vector,
     recorded_by,
@@ -137,6 +139,7 @@ class EmbeddedBackend:
         embedder: Embedder | None = None,
         vector_cache: VectorCache | None = None,
         on_embedding_failure: Callable[[str], None] | None = None,
+        background_niceness: int = BACKGROUND_NICENESS,
     ) -> None:
         self._path = path
         # Search by meaning beside words (``None``: words only, as before embeddings existed).
@@ -161,8 +164,15 @@ class EmbeddedBackend:
         # or whose searches take longer (a large one), is searched on the pool. Two pool threads:
         # eight searches of 200k passages at once took 5 % less time (p95 20 % less) than on one
         # thread for 35 % more CPU; four were no faster, for 60-80 % more. Writes and the rest use
-        # the pool.
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="confer-sqlite")
+        # the pool. With an embedder, its threads run ``background_niceness`` nicer than the rest
+        # of the process, so that a question's embedding is not kept waiting for a CPU by searches
+        # (the event loop's own searches are quick ones); without, as before embeddings existed.
+        self._executor = ThreadPoolExecutor(
+            max_workers=workers,
+            thread_name_prefix="confer-sqlite",
+            initializer=lower_thread_priority,
+            initargs=(background_niceness if embedder is not None else 0,),
+        )
         self._quick_search_seconds = quick_search_seconds
         # Each collection searched so far: quick (True) or slow (False), by its last search.
         self._quick: dict[str, bool] = {}

@@ -3,8 +3,11 @@ collections, the index's embedder fingerprint, and failures of the embeddings en
 
 import json
 import logging
+import os
 import socket
 import sqlite3
+import sys
+import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -14,7 +17,7 @@ import pytest
 from bot.terminal.cli import main
 from retrieval.backends.embedded import EmbeddedBackend, build_embedded_backend
 from retrieval.collections import Collection, CollectionsConfig
-from retrieval.embeddings import LocalEmbedder, ProgressCallback, VectorCache, Vectors
+from retrieval.embeddings import BACKGROUND_NICENESS, LocalEmbedder, ProgressCallback, VectorCache, Vectors
 from retrieval.ingest.pipeline import index_collection
 from tests.fakes.embeddings_api import FakeEmbeddingsAPI, bag_of_words
 
@@ -134,6 +137,35 @@ async def test_another_model_never_mixes_vectors_and_reindexing_replaces_them(
     found = await backend.search(people, "parental leave", limit=3)
     assert found and all(p.semantic is not None for p in found)
     await backend.close()
+
+
+def _pool_niceness() -> set[int]:
+    return {
+        os.getpriority(os.PRIO_PROCESS, t.native_id or 0)
+        for t in threading.enumerate()
+        if t.name.startswith("confer-sqlite") and t.native_id
+    }
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are Linux's here")
+async def test_with_embeddings_the_pool_searches_at_a_lower_priority_than_questions_are_embedded(
+    tmp_path: Path, sample_config: CollectionsConfig
+) -> None:
+    """A search on the pool (a large collection's) gives way to a question's embedding for a CPU;
+    with embeddings off, nothing is embedded and the pool runs as the rest of the process."""
+    people = sample_config.get("people")
+    assert people is not None
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    for embedder, niceness in ((None, own), (NamedEmbedder("test:a"), min(19, own + BACKGROUND_NICENESS))):
+        backend = EmbeddedBackend(
+            path=tmp_path / "index.sqlite3", embedder=embedder, quick_search_seconds=0.0
+        )
+        try:
+            await index_collection(backend, people, sample_config)
+            assert await backend.search(people, "parental leave", limit=3)  # on the pool
+            assert _pool_niceness() == {niceness}
+        finally:
+            await backend.close()
 
 
 async def test_indexing_again_embeds_only_new_or_changed_passages(

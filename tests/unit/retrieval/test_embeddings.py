@@ -1,6 +1,8 @@
 """``retrieval.embeddings``: the local model, the endpoint client, the query cache and the vector cache."""
 
 import asyncio
+import os
+import sys
 import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -9,6 +11,7 @@ import numpy as np
 import pytest
 
 from retrieval.embeddings import (
+    BACKGROUND_NICENESS,
     EndpointEmbedder,
     LocalEmbedder,
     ProgressCallback,
@@ -89,6 +92,23 @@ async def test_a_question_never_waits_behind_an_index_batch() -> None:
         await indexing
         await embedder.close()
     assert vector.shape == (embedder.dimensions,)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are Linux's here")
+async def test_index_batches_give_way_to_questions_for_a_cpu() -> None:
+    """The batches' thread runs nicer than the questions': where both want a CPU, a question has it."""
+    embedder = LocalEmbedder()
+    try:
+        await embedder.embed_passages(["a passage about the on-call rota"])
+        await embedder.embed_query("who is on call tonight?")
+        niceness = {
+            t.name.rsplit("_", 1)[0]: os.getpriority(os.PRIO_PROCESS, t.native_id or 0)
+            for t in threading.enumerate()
+            if t.name.startswith("confer-embed") and t.native_id
+        }
+    finally:
+        await embedder.close()
+    assert niceness["confer-embed"] == min(19, niceness["confer-embed-query"] + BACKGROUND_NICENESS)
 
 
 async def test_the_local_model_runs_blas_on_one_thread(local: LocalEmbedder) -> None:
