@@ -25,26 +25,26 @@ from tests.fakes.llm_api import FakeLLM, Reply
 FILMS = [
     (
         "f1",
-        "Big Stone Gap (film)",
-        "Big Stone Gap is a 2014 American romantic comedy film written and directed by Adriana Trigiani.",
+        "Big Hollow Bend (film)",
+        "Big Hollow Bend is a 2014 American romantic comedy film written and directed by Delia Fontaine.",
     ),
-    ("f2", "Ed Wood (film)", "Ed Wood is a 1994 biographical film directed by Tim Burton."),
-    ("f3", "Mermaids (film)", "Mermaids is a 1990 romantic comedy film starring Cher and Winona Ryder."),
-    ("f4", "Beetlejuice", "Beetlejuice is a 1988 fantasy horror comedy film directed by Tim Burton."),
-    ("f5", "Edward Scissorhands", "Edward Scissorhands is a 1990 fantasy film starring Johnny Depp."),
+    ("f2", "Ivo Marsh (film)", "Ivo Marsh is a 1994 biographical film directed by Rafe Calder."),
+    ("f3", "Tidewater (film)", "Tidewater is a 1990 romantic comedy film starring Solenne and Maren Vale."),
+    ("f4", "Lanternjack", "Lanternjack is a 1988 fantasy horror comedy film directed by Rafe Calder."),
+    ("f5", "Silas Shearwater", "Silas Shearwater is a 1990 fantasy film starring Jory Dunmore."),
 ]
 PEOPLE = [
-    ("p1", "Adriana Trigiani", "Adriana Trigiani is a best-selling novelist and filmmaker from Virginia."),
-    ("p2", "Tim Burton", "Tim Burton is an American filmmaker known for gothic fantasy films."),
+    ("p1", "Delia Fontaine", "Delia Fontaine is a best-selling novelist and filmmaker from Virginia."),
+    ("p2", "Rafe Calder", "Rafe Calder is an American filmmaker known for gothic fantasy films."),
     # BM25 needs a few documents per collection for its term weights to mean anything.
-    ("p3", "Winona Ryder", "Winona Ryder is an actress who starred in Beetlejuice."),
-    ("p4", "Cher", "Cher is a singer and actress with a career spanning six decades."),
-    ("p5", "Ed Wood", "Edward Davis Wood Jr. was a filmmaker, actor and author."),
-    ("p6", "Johnny Depp", "Johnny Depp is an actor who played Ed Wood."),
+    ("p3", "Maren Vale", "Maren Vale is an actress who starred in Lanternjack."),
+    ("p4", "Solenne", "Solenne is a singer and actress with a career spanning six decades."),
+    ("p5", "Ivo Marsh", "Edward Davis Wood Jr. was a filmmaker, actor and author."),
+    ("p6", "Jory Dunmore", "Jory Dunmore is an actor who played Ivo Marsh."),
 ]
-SECRET = [("s1", "Adriana Trigiani", "Adriana Trigiani signed a confidential contract in Virginia.")]
-QUESTION = "Which state is the director of the romantic comedy Big Stone Gap from?"
-FIRST_CLAIM = "written and directed by Adriana Trigiani"
+SECRET = [("s1", "Delia Fontaine", "Delia Fontaine signed a confidential contract in Virginia.")]
+QUESTION = "Which state is the director of the romantic comedy Big Hollow Bend from?"
+FIRST_CLAIM = "written and directed by Delia Fontaine"
 
 
 @pytest.fixture
@@ -159,17 +159,17 @@ async def test_a_bridge_question_is_followed_up_in_the_collection_that_holds_the
     assert len(answer.rounds) == 2
     # Routed by a probe: the name is found where it is the subject (and where it is mentioned).
     assert answer.rounds[1].collections[0] == "people"
-    assert answer.rounds[1].entities[0] == "Adriana Trigiani"  # the best lead first
+    assert answer.rounds[1].entities[0] == "Delia Fontaine"  # the best lead first
     follow = [e for e in events if isinstance(e, FollowUp)]
-    assert len(follow) == 1 and follow[0].targets[0] == ("Adriana Trigiani", "people")
+    assert len(follow) == 1 and follow[0].targets[0] == ("Delia Fontaine", "people")
     second = [e for e in events if isinstance(e, BranchFinished) and e.round == 2]
-    assert ("people", "ok", "Adriana Trigiani") in [(e.collection, e.status, e.entity) for e in second]
+    assert ("people", "ok", "Delia Fontaine") in [(e.collection, e.status, e.entity) for e in second]
     assert "Virginia" in plain_answer(answer, wiki)
     assert {"f1", "p1"} <= _cited_ids(answer)
     assert not answer.partial
     payload = answer_json(answer, wiki, 0.1)
     assert payload["rounds"][1]["collections"][0] == "people"
-    assert payload["rounds"][1]["queries"][0] == "Adriana Trigiani"
+    assert payload["rounds"][1]["queries"][0] == "Delia Fontaine"
     assert [c["name"] for c in payload["collections"]] == [o.name for o in answer.outcomes]
 
 
@@ -177,7 +177,7 @@ async def test_one_round_when_max_rounds_is_one(wiki: CollectionsConfig, indexed
     spy = SpyBackend(indexed)
     answer, events = await _ask(_service(wiki, spy, max_rounds=1), QUESTION)
     assert len(answer.rounds) == 1 and not any(isinstance(e, FollowUp) for e in events)
-    assert not any("Trigiani" in query for _, query in spy.searches)
+    assert not any("Fontaine" in query for _, query in spy.searches)
 
 
 async def test_no_follow_up_when_another_round_would_not_fit_the_question_budget(
@@ -193,7 +193,7 @@ async def test_no_follow_up_when_another_round_would_not_fit_the_question_budget
 async def test_a_failed_follow_up_leaves_the_first_rounds_answer_and_says_it_is_partial(
     wiki: CollectionsConfig, indexed: SearchBackend
 ) -> None:
-    broken = SpyBackend(indexed, target="Trigiani", fail=True)
+    broken = SpyBackend(indexed, target="Fontaine", fail=True)
     answer, _ = await _ask(_service(wiki, broken), QUESTION)
     assert answer.found and answer.partial
     assert FIRST_CLAIM in plain_answer(answer, wiki) and "f1" in _cited_ids(answer)
@@ -209,7 +209,7 @@ async def test_a_failed_follow_up_leaves_the_first_rounds_answer_and_says_it_is_
 async def test_a_follow_up_that_runs_past_its_budget_times_out_without_holding_the_answer(
     wiki: CollectionsConfig, indexed: SearchBackend
 ) -> None:
-    slow = SpyBackend(indexed, target="Trigiani", delay=5.0)
+    slow = SpyBackend(indexed, target="Fontaine", delay=5.0)
     started = time.monotonic()
     answer, _ = await _ask(_service(wiki, slow, branch_timeout=0.5), QUESTION)
     assert time.monotonic() - started < 5.0, "the slow follow-up must not hold the answer"
@@ -277,19 +277,19 @@ async def test_the_model_proposes_follow_ups_that_are_used_when_valid(
     wiki: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
 ) -> None:
     proposal = {
-        "entity": "Adriana Trigiani novelist",
-        "query": "Adriana Trigiani novelist",
+        "entity": "Delia Fontaine novelist",
+        "query": "Delia Fontaine novelist",
         "collection": "people",
     }
     llm.script("reflect", Reply(content=json.dumps({"follow_ups": [{**proposal, "source": 1}]})))
     # The rules' follow-up searches are still running when the model's proposals come: they join.
-    spy = SpyBackend(indexed, target="Adriana Trigiani", delay=0.5)
+    spy = SpyBackend(indexed, target="Delia Fontaine", delay=0.5)
     answer, events = await _ask_with_model(wiki, spy, llm)
     assert llm.stages().count("reflect") == 1  # after the first round; the second is the last
-    assert answer.rounds[1].entities[0] == "Adriana Trigiani"  # the rules' follow-up, sent at once
-    assert ("people", "Adriana Trigiani novelist") in spy.searches  # and the model's, joined to it
+    assert answer.rounds[1].entities[0] == "Delia Fontaine"  # the rules' follow-up, sent at once
+    assert ("people", "Delia Fontaine novelist") in spy.searches  # and the model's, joined to it
     follow_ups = [e for e in events if isinstance(e, FollowUp)]
-    assert [t for e in follow_ups for t in e.targets][-1] == ("Adriana Trigiani novelist", "people")
+    assert [t for e in follow_ups for t in e.targets][-1] == ("Delia Fontaine novelist", "people")
     assert [p.id for p in answer.retrieved[:2]] == ["f1", "p1"]
     assert not any(isinstance(e, LLMFallback) and e.stage == "reflect" for e in events)
 
@@ -298,17 +298,17 @@ async def test_model_follow_ups_that_come_after_their_round_are_left(
     wiki: CollectionsConfig, indexed: SearchBackend, llm: FakeLLM
 ) -> None:
     proposal = {
-        "entity": "Adriana Trigiani novelist",
-        "query": "Adriana Trigiani novelist",
+        "entity": "Delia Fontaine novelist",
+        "query": "Delia Fontaine novelist",
         "collection": "people",
     }
     llm.script("reflect", Reply(content=json.dumps({"follow_ups": [{**proposal, "source": 1}]}), delay=30))
-    spy = SpyBackend(indexed, target="Adriana Trigiani")
+    spy = SpyBackend(indexed, target="Delia Fontaine")
     started = time.monotonic()
     answer, events = await _ask_with_model(wiki, spy, llm)
     assert time.monotonic() - started < 20  # logical bound: the 30 s proposals were not waited for
-    assert ("people", "Adriana Trigiani novelist") not in spy.searches
-    assert answer.rounds[1].entities[0] == "Adriana Trigiani"
+    assert ("people", "Delia Fontaine novelist") not in spy.searches
+    assert answer.rounds[1].entities[0] == "Delia Fontaine"
     assert [p.id for p in answer.retrieved[:2]] == ["f1", "p1"]
     assert any(isinstance(e, LLMFallback) and e.reason == "after its round" for e in events)
 
@@ -320,14 +320,14 @@ async def test_model_follow_ups_that_come_after_their_round_are_left(
         json.dumps(
             {
                 "follow_ups": [
-                    {"entity": "Adriana Trigiani", "query": "Adriana Trigiani", "collection": "secret"},
-                    {"entity": "Adriana Trigiani", "query": "Adriana Trigiani", "collection": "nowhere"},
-                    {"entity": "Adriana Trigiani", "query": "  ", "collection": "people"},
+                    {"entity": "Delia Fontaine", "query": "Delia Fontaine", "collection": "secret"},
+                    {"entity": "Delia Fontaine", "query": "Delia Fontaine", "collection": "nowhere"},
+                    {"entity": "Delia Fontaine", "query": "  ", "collection": "people"},
                 ]
             }
         ),
         "not json at all",
-        json.dumps({"follow_ups": "Adriana Trigiani"}),
+        json.dumps({"follow_ups": "Delia Fontaine"}),
     ],
 )
 async def test_unusable_model_follow_ups_fall_back_to_the_heuristic(
@@ -338,5 +338,5 @@ async def test_unusable_model_follow_ups_fall_back_to_the_heuristic(
     answer, events = await _ask_with_model(wiki, spy, llm)
     assert any(isinstance(e, LLMFallback) and e.stage == "reflect" for e in events)
     assert "secret" not in {name for name, _ in spy.searches}
-    assert answer.rounds[1].collections[0] == "people" and answer.rounds[1].entities[0] == "Adriana Trigiani"
+    assert answer.rounds[1].collections[0] == "people" and answer.rounds[1].entities[0] == "Delia Fontaine"
     assert [p.id for p in answer.retrieved[:2]] == ["f1", "p1"]

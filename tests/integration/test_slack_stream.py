@@ -340,7 +340,7 @@ async def test_a_follow_up_round_gets_its_own_task_which_ends_final(
         stream = _one_stream(harness.fake)
         tasks = stream.tasks()
         follow_ups = [t for t in tasks.values() if t["id"].startswith("followup-")]
-        assert tasks["followup-1"]["title"] == "Following up: Adriana Trigiani in People"  # the best lead
+        assert tasks["followup-1"]["title"] == "Following up: Delia Fontaine in People"  # the best lead
         # Each follow-up task ends final, after every first-round task was final.
         first_round_final = max(stream.final_at(t) or 0 for t in tasks if t.startswith("search-"))
         for task in follow_ups:

@@ -24,7 +24,7 @@ def test_the_terminal_shows_the_follow_up_round_and_keeps_the_first_rounds_lines
     async def run() -> None:
         await view.handle(PlanReady(kind="factual", routing="automatic", collections=("films",)))
         await view.handle(BranchFinished(collection="films", status="ok", sources=3, seconds=0.05))
-        await view.handle(FollowUp(round=2, targets=(("Adriana Trigiani", "people"),)))
+        await view.handle(FollowUp(round=2, targets=(("Delia Fontaine", "people"),)))
         await view.handle(
             BranchFinished(
                 collection="people",
@@ -33,7 +33,7 @@ def test_the_terminal_shows_the_follow_up_round_and_keeps_the_first_rounds_lines
                 seconds=0.01,
                 reason="search unavailable",
                 round=2,
-                entity="Adriana Trigiani",
+                entity="Delia Fontaine",
             )
         )
 
@@ -42,6 +42,6 @@ def test_the_terminal_shows_the_follow_up_round_and_keeps_the_first_rounds_lines
     assert lines == [
         "Researching: Films",
         "  Films: done, 3 sources (0.05 s)",
-        "Following up: Adriana Trigiani in People",
-        "  Following up: Adriana Trigiani in People: failed (search unavailable) (0.01 s)",
+        "Following up: Delia Fontaine in People",
+        "  Following up: Delia Fontaine in People: failed (search unavailable) (0.01 s)",
     ]

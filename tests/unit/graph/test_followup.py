@@ -19,7 +19,7 @@ def _after(question: str, followup: str) -> str:
         ("How long is parental leave?", "parental leave"),
         ("When was the Eiffel Tower built?", "Eiffel Tower"),
         ("How many members did Letters to Cleo have?", "Letters to Cleo"),
-        ("Tell me about Big Stone Gap.", "Big Stone Gap"),
+        ("Tell me about Big Hollow Bend.", "Big Hollow Bend"),
         (
             "Which band, Letters to Cleo or Screaming Trees, had more members?",
             "Letters to Cleo and Screaming Trees",
@@ -34,7 +34,7 @@ def test_followup_pronoun_becomes_the_previous_subject() -> None:
     assert (
         _after("How long is parental leave?", "And can it be split up?") == "can parental leave be split up?"
     )
-    assert _after("Tell me about Big Stone Gap.", "Who directed it?") == "Who directed Big Stone Gap?"
+    assert _after("Tell me about Big Hollow Bend.", "Who directed it?") == "Who directed Big Hollow Bend?"
     assert _after("Who founded Kestrel Systems?", "What is its headquarters?") == (
         "What is Kestrel Systems's headquarters?"
     )

@@ -26,15 +26,16 @@ def _p(pid: str, title: str, text: str, score: float = 1.0, collection: str = "c
 
 FILM = _p(
     "f1",
-    "Big Stone Gap (film)",
-    "Big Stone Gap is a 2014 American romantic comedy film written and directed by Adriana Trigiani. "
+    "Big Hollow Bend (film)",
+    "Big Hollow Bend is a 2014 American romantic comedy film written and directed by Delia Fontaine. "
     "It was shot in Virginia and released by Picturehouse.",
     9.0,
 )
-OTHER = _p("f2", "Mermaids (film)", "Mermaids is a 1990 comedy starring Cher and Winona Ryder.", 4.0)
-DIRECTOR = _p("p1", "Adriana Trigiani", "Adriana Trigiani is a novelist from Virginia.", 6.0, "people")
+OTHER = _p("f2", "Tidewater (film)", "Tidewater is a 1990 comedy starring Solenne and Maren Vale.", 4.0)
+DIRECTOR = _p("p1", "Delia Fontaine", "Delia Fontaine is a novelist from Virginia.", 6.0, "people")
 QUESTION = Question(
-    text="Which state is the director of the romantic comedy Big Stone Gap from?", allowed=("c", "people")
+    text="Which state is the director of the romantic comedy Big Hollow Bend from?",
+    allowed=("c", "people"),
 )
 
 
@@ -49,19 +50,19 @@ def test_names_are_capitalised_runs_and_titles_not_sentence_openers_or_numbers()
 
 def test_the_bridge_entity_is_the_name_in_the_sentence_that_covers_the_question() -> None:
     leads = bridge_entities(QUESTION, [FILM, OTHER], limit=3)
-    assert leads[0].entity == "Adriana Trigiani" and leads[0].origin == "f1"
+    assert leads[0].entity == "Delia Fontaine" and leads[0].origin == "f1"
     # The question's own subject is never a lead, nor is a passage's own title.
-    assert all(lead.entity != "Big Stone Gap" for lead in leads)
+    assert all(lead.entity != "Big Hollow Bend" for lead in leads)
 
 
 def test_a_name_already_among_the_best_two_passages_is_not_followed_up() -> None:
-    assert all(lead.entity != "Adriana Trigiani" for lead in bridge_entities(QUESTION, [FILM, DIRECTOR], 3))
+    assert all(lead.entity != "Delia Fontaine" for lead in bridge_entities(QUESTION, [FILM, DIRECTOR], 3))
 
 
 def test_a_comparison_follows_up_only_the_side_without_a_passage() -> None:
-    question = Question(text="Who is older, Cher or Adriana Trigiani?", allowed=("c",))
-    leads = heuristic_leads(question, "comparative", ("Cher", "Adriana Trigiani"), [DIRECTOR, FILM], 3)
-    assert [lead.entity for lead in leads] == ["Cher"]
+    question = Question(text="Who is older, Solenne or Delia Fontaine?", allowed=("c",))
+    leads = heuristic_leads(question, "comparative", ("Solenne", "Delia Fontaine"), [DIRECTOR, FILM], 3)
+    assert [lead.entity for lead in leads] == ["Solenne"]
 
 
 def test_heuristic_reflection_takes_a_few_milliseconds() -> None:
@@ -74,28 +75,28 @@ def test_heuristic_reflection_takes_a_few_milliseconds() -> None:
 
 
 def test_is_about_compares_the_name_with_the_title() -> None:
-    assert is_about(FILM, "Big Stone Gap") and is_about(DIRECTOR, "Adriana Trigiani")
-    assert not is_about(FILM, "Adriana Trigiani")
+    assert is_about(FILM, "Big Hollow Bend") and is_about(DIRECTOR, "Delia Fontaine")
+    assert not is_about(FILM, "Delia Fontaine")
 
 
 def test_model_proposals_are_kept_only_within_the_rules() -> None:
     output = ReflectOutput(
         follow_ups=[
-            ProposedFollowUp(entity="Adriana Trigiani", query="Adriana Trigiani", collection="secret"),
+            ProposedFollowUp(entity="Delia Fontaine", query="Delia Fontaine", collection="secret"),
             ProposedFollowUp(entity="A", query="   ", collection="people"),
             ProposedFollowUp(
-                entity="Adriana Trigiani", query=" Adriana  Trigiani ", collection="people", source=1
+                entity="Delia Fontaine", query=" Delia  Fontaine ", collection="people", source=1
             ),
-            ProposedFollowUp(entity="Adriana Trigiani", query="adriana trigiani", collection="people"),
-            ProposedFollowUp(entity="Cher", query="Cher", collection="c", source=9),
-            ProposedFollowUp(entity="Winona Ryder", query="Winona Ryder", collection="c"),
+            ProposedFollowUp(entity="Delia Fontaine", query="delia fontaine", collection="people"),
+            ProposedFollowUp(entity="Solenne", query="Solenne", collection="c", source=9),
+            ProposedFollowUp(entity="Maren Vale", query="Maren Vale", collection="c"),
         ]
     )
     kept = validate_proposals(output, ("c", "people"), ["f1"], "f0", limit=2)
     assert kept is not None
     assert [(p.lead.query, p.collection, p.lead.origin) for p in kept] == [
-        ("Adriana Trigiani", "people", "f1"),
-        ("Cher", "c", "f0"),  # an out-of-range source falls back to the top passage
+        ("Delia Fontaine", "people", "f1"),
+        ("Solenne", "c", "f0"),  # an out-of-range source falls back to the top passage
     ]
     bad = ReflectOutput(follow_ups=[ProposedFollowUp(entity="x", query="x", collection="secret")])
     assert validate_proposals(bad, ("c",), [], "f0", limit=3) is None  # none usable: use the heuristic
@@ -109,9 +110,11 @@ def _follow_up(passages: list[Passage], entity: str, origin: str) -> Finding:
 
 
 def test_a_followed_entity_ranks_right_after_the_passage_that_named_it() -> None:
-    third = _p("f3", "Ed Wood (film)", "Ed Wood is a 1994 film directed by Tim Burton.", 5.0)
+    third = _p("f3", "Ivo Marsh (film)", "Ivo Marsh is a 1994 film directed by Rafe Calder.", 5.0)
     first = Finding(collection="c", status="ok", passages=(FILM, OTHER, third))
-    later = _follow_up([DIRECTOR, _p("p9", "Cher", "Cher sings.", 8.0, "people")], "Adriana Trigiani", "f1")
+    later = _follow_up(
+        [DIRECTOR, _p("p9", "Solenne", "Solenne sings.", 8.0, "people")], "Delia Fontaine", "f1"
+    )
     ranked = [p.id for p in merge_passages([first, later])]
     assert ranked == [
         "f1",
@@ -123,9 +126,9 @@ def test_a_followed_entity_ranks_right_after_the_passage_that_named_it() -> None
 
 
 def test_two_passages_that_name_each_other_keep_the_first_two_places() -> None:
-    named = _p("f2", "Picturehouse", "Picturehouse released Big Stone Gap in 2015.", 4.0)
+    named = _p("f2", "Picturehouse", "Picturehouse released Big Hollow Bend in 2015.", 4.0)
     first = Finding(collection="c", status="ok", passages=(FILM, named))
-    later = _follow_up([DIRECTOR], "Adriana Trigiani", "f1")
+    later = _follow_up([DIRECTOR], "Delia Fontaine", "f1")
     assert [p.id for p in merge_passages([first, later])] == ["f1", "f2", "p1"]
 
 
@@ -142,14 +145,16 @@ def test_a_short_name_inside_a_longer_title_is_not_what_the_passage_is_about() -
 
 
 def test_leads_wait_behind_a_second_passage_about_something_else_the_question_names() -> None:
-    question = Question(text="What occupation did Big Stone Gap's director share with Cher?", allowed=("c",))
-    cher = _p("p9", "Cher", "Cher is a singer and actress.", 5.0)
+    question = Question(
+        text="What occupation did Big Hollow Bend's director share with Solenne?", allowed=("c",)
+    )
+    cher = _p("p9", "Solenne", "Solenne is a singer and actress.", 5.0)
     leads = bridge_entities(question, [FILM, cher], limit=3)
     assert leads and leads[0].origin == "f1"
     moved = keep_second(question, (), [FILM, cher], leads)
     assert all(lead.origin == "p9" for lead in moved if lead.origin in ("f1", "p9"))
     # A second passage about the same thing as the first does not hold the leads back.
-    again = _p("f9", "Big Stone Gap (novel)", "Big Stone Gap is a novel.", 5.0)
+    again = _p("f9", "Big Hollow Bend (novel)", "Big Hollow Bend is a novel.", 5.0)
     assert keep_second(question, (), [FILM, again], leads) == leads
 
 
@@ -209,13 +214,13 @@ def test_names_the_question_gives_leave_a_follow_up_for_the_best_bridge() -> Non
     # Three names of the question have no passage about them among the best two; the film's
     # director, which the evidence leads to, still gets one of the three follow-ups.
     question = Question(
-        text="Which state is the director of Big Stone Gap, shown at Rome Film Fest, Berlin Film Fest "
+        text="Which state is the director of Big Hollow Bend, shown at Rome Film Fest, Berlin Film Fest "
         "and Oslo Film Fest, from?",
         allowed=("c",),
     )
     leads = heuristic_leads(question, "factual", (), [FILM, OTHER], 3)
     assert len(leads) == 3
-    assert "Adriana Trigiani" in [lead.entity for lead in leads]
+    assert "Delia Fontaine" in [lead.entity for lead in leads]
 
 
 def test_names_in_a_sentence_that_answers_by_itself_are_not_followed_up() -> None:

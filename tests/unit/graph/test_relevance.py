@@ -10,8 +10,8 @@ def _p(pid: str, title: str, text: str) -> Passage:
 
 def test_key_entities_are_names_not_question_words() -> None:
     assert key_entities("Who is the CEO of Kestrel Systems?") == ("CEO of Kestrel Systems",)
-    assert key_entities('The director of "Big Stone Gap" lives in what New York city?') == (
-        "Big Stone Gap",
+    assert key_entities('The director of "Big Hollow Bend" lives in what New York city?') == (
+        "Big Hollow Bend",
         "New York",
     )
     assert key_entities("Considered the strongest cyclone, which one had a film?") == ()
@@ -63,17 +63,19 @@ def test_evidence_that_misses_the_questions_entity_or_ask_is_not_found() -> None
 def test_passages_that_only_mention_the_questions_entity_in_passing_are_no_evidence_about_it() -> None:
     town = _p(
         "t",
-        "Big Stone Gap, Virginia",
-        "Big Stone Gap is a town in Wise County, Virginia. The town was the setting of the novel "
-        "Big Stone Gap, filmed there in 2014.",
+        "Big Hollow Bend, Virginia",
+        "Big Hollow Bend is a town in Wise County, Virginia. The town was the setting of the novel "
+        "Big Hollow Bend, filmed there in 2014.",
     )
     film = _p(
         "f",
-        "Big Stone Gap (film)",
-        "Big Stone Gap is a 2014 American romantic comedy film directed by Adriana Trigiani.",
+        "Big Hollow Bend (film)",
+        "Big Hollow Bend is a 2014 American romantic comedy film directed by Delia Fontaine.",
     )
-    mention = _p("m", "Wise County, Virginia", "Wise County has several towns; among them is Big Stone Gap.")
-    question = "Who directed the 2014 romantic comedy film Big Stone Gap?"
+    mention = _p(
+        "m", "Wise County, Virginia", "Wise County has several towns; among them is Big Hollow Bend."
+    )
+    question = "Who directed the 2014 romantic comedy film Big Hollow Bend?"
     with_film = focus_of(question, [film, mention])
     found = assess_coverage(with_film, [(film.text, film)], [film, mention])
     assert found.found and found.subject_share == 1.0
@@ -82,7 +84,7 @@ def test_passages_that_only_mention_the_questions_entity_in_passing_are_no_evide
     missing = assess_coverage(without, [(mention.text, mention)], [mention])
     assert not missing.found and missing.subject_share == 0.0
     # A comparison needs a passage about each side, not a passage naming both.
-    sides = focus_of("Which is older, Big Stone Gap or Wise County?", [town, mention])
+    sides = focus_of("Which is older, Big Hollow Bend or Wise County?", [town, mention])
     both = assess_coverage(sides, [(mention.text, mention)], [town, mention], comparison=True)
     assert both.found
     one = assess_coverage(sides, [(mention.text, mention)], [mention], comparison=True)

@@ -1,6 +1,6 @@
 from graph.answer.synthesis import build_answer, merge_passages, select_claims, synthesize_extractive
 from graph.context import ResearchLimits
-from graph.models import Claim, Finding, Plan, ResearchTask
+from graph.models import Claim, Finding, Plan, QueryHits, ResearchTask
 from retrieval.passages import Passage
 
 
@@ -197,9 +197,9 @@ def test_a_when_question_prefers_the_sentence_with_a_date() -> None:
     assert expected_answer("When was Virginia Commonwealth University founded?") == "date"
     assert expected_answer("In what year was the novel first published?") == "date"
     assert expected_answer("How many laps is the 10,000 metres race?") == "number"
-    assert expected_answer("Who directed Big Stone Gap?") == "name"
+    assert expected_answer("Who directed Big Hollow Bend?") == "name"
     assert expected_answer("In which city is Bell Labs based?") == "name"
-    assert expected_answer("Were Scott Derrickson and Ed Wood of the same nationality?") == "any"
+    assert expected_answer("Were Arlo Penrose and Ivo Marsh of the same nationality?") == "any"
     focus = focus_of("When was Virginia Commonwealth University founded?", [])
     assert offers_answer(focus, "VCU was founded in 1838 as the medical department.")
     assert not offers_answer(focus, "Virginia Commonwealth University was founded by the state.")
@@ -213,9 +213,9 @@ def _bridge_findings(second_hop: list[Passage]) -> list[Finding]:
     the follow-up for the director finds ``second_hop``."""
     film = _titled(
         "f",
-        "Big Stone Gap (film)",
-        "Big Stone Gap is a 2014 American drama romantic comedy film written and directed by "
-        "Adriana Trigiani. The story is set in the actual Virginia town of Big Stone Gap. It opened "
+        "Big Hollow Bend (film)",
+        "Big Hollow Bend is a 2014 American drama romantic comedy film written and directed by "
+        "Delia Fontaine. The story is set in the actual Virginia town of Big Hollow Bend. It opened "
         "in New York in October 2014.",
         9.0,
     )
@@ -234,29 +234,29 @@ def _bridge_findings(second_hop: list[Passage]) -> list[Finding]:
         status="ok",
         passages=tuple(second_hop),
         round=2,
-        entity="Adriana Trigiani",
+        entity="Delia Fontaine",
         origin="f",
     )
     return [first, follow]
 
 
-BRIDGE = 'The director of the romantic comedy "Big Stone Gap" is based in what New York city?'
+BRIDGE = 'The director of the romantic comedy "Big Hollow Bend" is based in what New York city?'
 
 
 def test_a_bridge_question_whose_second_hop_is_missing_is_not_found() -> None:
     # The follow-up for the director found only a passage that mentions her, none about her.
-    mention = _titled("m", "Lucia, Lucia", "Lucia, Lucia is a novel by Adriana Trigiani set in 1950.", 3.0)
+    mention = _titled("m", "Lucia, Lucia", "Lucia, Lucia is a novel by Delia Fontaine set in 1950.", 3.0)
     answer = synthesize_extractive(_asked(BRIDGE, "places"), _bridge_findings([mention]), ResearchLimits())
     assert not answer.found
     # The first hop is offered as the closest thing, never as the answer.
-    assert all("Trigiani" not in s.text or "directed" in s.text for s in answer.closest)
+    assert all("Fontaine" not in s.text or "directed" in s.text for s in answer.closest)
 
 
 def test_a_bridge_question_with_its_second_hop_is_answered() -> None:
     director = _titled(
         "d",
-        "Adriana Trigiani",
-        "Adriana Trigiani is an Italian American best-selling author of sixteen books, television "
+        "Delia Fontaine",
+        "Delia Fontaine is an Italian American best-selling author of sixteen books, television "
         "writer, film director, and entrepreneur based in Greenwich Village, New York City.",
         3.0,
     )
@@ -374,3 +374,27 @@ def test_a_name_is_found_only_as_whole_words() -> None:
         name = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3)))
         expected = re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
         assert _names(text, name) == expected, (text, name)
+
+
+def _scored(pid: str, collection: str, score: float) -> Passage:
+    return Passage(id=pid, collection=collection, doc_id=pid, source=pid, title=pid, text="x", score=score)
+
+
+def test_each_sub_query_leads_with_its_best_passage() -> None:
+    people = Finding(
+        collection="people",
+        status="ok",
+        passages=(_scored("both", "people", 9.0), _scored("a", "people", 5.0), _scored("b", "people", 4.0)),
+        rankings=(
+            QueryHits(slot=0, hits=(("both", 9.0),)),
+            QueryHits(slot=1, hits=(("a", 5.0),)),
+            QueryHits(slot=2, hits=(("b", 4.0),)),
+        ),
+    )
+    film = Finding(
+        collection="film",
+        status="ok",
+        passages=(_scored("b2", "film", 4.5),),
+        rankings=(QueryHits(slot=2, hits=(("b2", 4.5),)),),
+    )
+    assert [p.id for p in merge_passages([people, film])] == ["a", "b2", "both", "b"]

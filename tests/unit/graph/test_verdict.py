@@ -40,27 +40,27 @@ def _words(sentence: AnswerSentence) -> str:
 
 
 DERRICKSON = (
-    "Scott Derrickson",
-    "Scott Derrickson (born July 16, 1966) is an American director and producer.",
+    "Arlo Penrose",
+    "Arlo Penrose (born July 16, 1966) is an American director and producer.",
 )
-WOOD = ("Ed Wood", "Edward Davis Wood Jr. (1924 – 1978) was an American filmmaker, actor and writer.")
-MCGRATH = ("Joseph McGrath (film director)", "Joseph McGrath (born 1930) is a Scottish film director.")
+WOOD = ("Ivo Marsh", "Edward Davis Wood Jr. (1924 – 1978) was an American filmmaker, actor and writer.")
+MCGRATH = ("Tomas Reyne (film director)", "Tomas Reyne (born 1930) is a Scottish film director.")
 
 
 def test_no_verdict_when_one_side_has_no_sentence() -> None:
-    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    question = "Were Arlo Penrose and Ivo Marsh of the same nationality?"
     assert _verdict(question, DERRICKSON) is None
 
 
 def test_no_verdict_when_a_side_does_not_state_the_attribute() -> None:
-    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
-    vague = ("Ed Wood", "Ed Wood was a filmmaker known for low-budget films.")
+    question = "Were Arlo Penrose and Ivo Marsh of the same nationality?"
+    vague = ("Ivo Marsh", "Ivo Marsh was a filmmaker known for low-budget films.")
     assert _verdict(question, DERRICKSON, vague) is None
 
 
 def test_no_verdict_from_a_negated_sentence() -> None:
-    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
-    negated = ("Ed Wood", "Ed Wood was not an American citizen by birth.")
+    question = "Were Arlo Penrose and Ivo Marsh of the same nationality?"
+    negated = ("Ivo Marsh", "Ivo Marsh was not an American citizen by birth.")
     assert _verdict(question, DERRICKSON, negated) is None
 
 
@@ -132,13 +132,13 @@ def test_predicates_the_rules_cannot_read_get_no_verdict() -> None:
     stones = ("Battle of Stones River", "The Battle of Stones River was fought in 1862 in Tennessee.")
     chance = ("Battle of Chancellorsville", "The Battle of Chancellorsville was fought in 1863 in Virginia.")
     assert _verdict(question, stones, chance) is None
-    open_question = "Which is older, Scott Derrickson or Ed Wood?"
+    open_question = "Which is older, Arlo Penrose or Ivo Marsh?"
     assert _verdict(open_question, DERRICKSON, WOOD) is None
 
 
 def test_a_model_written_verdict_is_never_admitted() -> None:
     texts = [DERRICKSON[1], WOOD[1]]
-    assert check("Yes, Scott Derrickson and Ed Wood are both American.", texts) == "unsupported"
+    assert check("Yes, Arlo Penrose and Ivo Marsh are both American.", texts) == "unsupported"
     assert check("No: they are of different nationalities.", texts) == "unsupported"
 
 
@@ -272,11 +272,11 @@ def test_another_things_year_dates_nothing() -> None:
 
 
 def test_with_verdict_opens_the_answer() -> None:
-    question = "Are Scott Derrickson and Ed Wood both American?"
+    question = "Are Arlo Penrose and Ivo Marsh both American?"
     answer = with_verdict(question, _plan(question), _answer(DERRICKSON, WOOD))
     assert answer.verdict is True
     assert answer.sections[0].collection == ""
-    assert _words(answer.sections[0].sentences[0]) == "Yes: both Scott Derrickson and Ed Wood are American."
+    assert _words(answer.sections[0].sentences[0]) == "Yes: both Arlo Penrose and Ivo Marsh are American."
     assert answer.sections[0].sentences[0].citations == (1, 2)
     assert answer.sections[1].sentences[0].text == DERRICKSON[1]
 
@@ -288,11 +288,11 @@ def test_a_shared_predicate_never_says_no_and_two_nationalities_are_not_one() ->
     serbian = ("Nikola Petrović", "Nikola Petrović (born 1950) is a Serbian civil engineer.")
     croatian = ("Ivan Horvat", "Ivan Horvat (born 1948) is a Croatian civil engineer.")
     assert _verdict(question, serbian, croatian) is None
-    assert _verdict("Are Scott Derrickson and Joseph McGrath both American?", DERRICKSON, MCGRATH) is None
+    assert _verdict("Are Arlo Penrose and Tomas Reyne both American?", DERRICKSON, MCGRATH) is None
 
 
 def test_a_predicate_of_place_or_relation_gives_no_verdict() -> None:
-    question = "Are Scott Derrickson and Ed Wood both from the United States?"
+    question = "Are Arlo Penrose and Ivo Marsh both from the United States?"
     assert _verdict(question, DERRICKSON, WOOD) is None
 
 

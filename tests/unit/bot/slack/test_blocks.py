@@ -130,9 +130,9 @@ def test_the_feedback_form_offers_the_four_reasons_and_optional_text() -> None:
 
 def test_status_shows_the_follow_up_round_with_the_entity_escaped() -> None:
     state = StatusState(phase="researching", rows={"c": Row("ok", 2, 0.1)})
-    state.follow_ups[("Adriana Trigiani", "c")] = Row()
+    state.follow_ups[("Delia Fontaine", "c")] = Row()
     state.follow_ups[("<!channel> <https://evil.example|click>", "c")] = Row("ok", 1, 0.2)
     lines = status_text(state, CONFIG).splitlines()
-    assert lines[2] == "• Following up: Adriana Trigiani in Coll: searching…"
+    assert lines[2] == "• Following up: Delia Fontaine in Coll: searching…"
     assert lines[3].startswith("✅ Following up: ") and lines[3].endswith(" in Coll: done, 1 source (0.2 s)")
     assert "<!channel>" not in lines[3] and "<https://" not in lines[3]

@@ -39,4 +39,4 @@ def test_plain_label_is_inert_one_line_and_within_the_limit() -> None:
     assert len(label) <= 75 and label.endswith("…")
     assert not any(c in label for c in "<>&\n")
     assert "@channel" not in label and "https:" not in label and "evil.example" not in label
-    assert plain_label("Tell me about Adriana Trigiani", 75) == "Tell me about Adriana Trigiani"
+    assert plain_label("Tell me about Delia Fontaine", 75) == "Tell me about Delia Fontaine"

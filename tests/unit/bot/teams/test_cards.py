@@ -75,10 +75,10 @@ def test_status_card_shows_one_line_per_collection_then_the_summary() -> None:
 
 def test_status_card_shows_follow_ups_with_the_entity_neutralized() -> None:
     state = StatusState(phase="researching", rows={"eng": Row("ok", 3, 0.4)})
-    state.follow_ups[("Adriana Trigiani", "sec")] = Row()
+    state.follow_ups[("Delia Fontaine", "sec")] = Row()
     state.follow_ups[("@here [x](https://evil.example)", "eng")] = Row("failed", 0, 0.2, "search unavailable")
     lines = _texts(status_card(state, CONFIG))
-    assert lines[2] == "🔄 Following up: Adriana Trigiani in Security policy: searching…"
+    assert lines[2] == "🔄 Following up: Delia Fontaine in Security policy: searching…"
     assert "Following up:" in lines[3] and "Engineering handbook: failed" in lines[3]
     assert "[x](https://evil.example)" not in lines[3]  # no injected link (Teams mentions need entities)
 
