@@ -35,11 +35,10 @@ from graph import (
     stream_research,
     suggest_followups,
 )
-from retrieval.backends import SearchBackend
+from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.collections import Collection, CollectionsConfig
-from retrieval.embeddings import ProgressCallback
 from retrieval.errors import ConferError
-from retrieval.passages import CollectionStats, Passage, SyncStats
+from retrieval.passages import Passage
 
 logger = logging.getLogger(__name__)
 
@@ -51,16 +50,12 @@ class QuestionTimeoutError(ConferError):
     """The whole question ran past its time budget."""
 
 
-class InstrumentedBackend:
+class InstrumentedBackend(DelegatingBackend):
     """A ``SearchBackend`` that records search latency; everything else passes through."""
 
     def __init__(self, inner: SearchBackend, metrics: ConferMetrics) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._histogram = metrics.retrieval_duration.labels(backend=inner.name)
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
 
     async def search(
         self,
@@ -74,7 +69,7 @@ class InstrumentedBackend:
     ) -> list[Passage]:
         started = time.perf_counter()
         try:
-            return await self._inner.search(
+            return await super().search(
                 collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
             )
         finally:
@@ -85,33 +80,9 @@ class InstrumentedBackend:
     ) -> dict[str, float]:
         started = time.perf_counter()
         try:
-            return await self._inner.probe(collections, query, meaning=meaning)
+            return await super().probe(collections, query, meaning=meaning)
         finally:
             self._histogram.observe(time.perf_counter() - started)
-
-    async def sync_collection(
-        self,
-        collection: Collection,
-        passages: Sequence[Passage],
-        *,
-        progress: ProgressCallback | None = None,
-    ) -> SyncStats:
-        return await self._inner.sync_collection(collection, passages, progress=progress)
-
-    async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
-        return await self._inner.passages_from_sources(collection, sources)
-
-    async def drop_collection(self, collection: Collection) -> None:
-        await self._inner.drop_collection(collection)
-
-    async def stats(self, collection: Collection) -> CollectionStats | None:
-        return await self._inner.stats(collection)
-
-    async def health(self) -> bool:
-        return await self._inner.health()
-
-    async def close(self) -> None:
-        await self._inner.close()
 
 
 @dataclass

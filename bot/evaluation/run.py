@@ -31,15 +31,14 @@ from bot.metrics import build_metrics
 from bot.settings import ConferSettings
 from bot.wiring import build_backend, build_service
 from graph import Answer, ResearchRound, is_supported
-from retrieval.backends import SearchBackend
+from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.collections import Collection, CollectionsConfig, load_collections, resolve_sources
-from retrieval.embeddings import ProgressCallback
 from retrieval.errors import DocumentLoadError
 from retrieval.ingest.chunker import chunk_document
 from retrieval.ingest.loaders import load_file
 from retrieval.ingest.pipeline import index_collection, source_name
 from retrieval.language import content_words, stem_in
-from retrieval.passages import CollectionStats, Passage, SyncStats
+from retrieval.passages import Passage
 
 KS = (2, 5, 10)
 BASELINE = "all"
@@ -408,7 +407,7 @@ async def evaluate(
     return report
 
 
-class EvidenceHidingBackend:
+class EvidenceHidingBackend(DelegatingBackend):
     """A search backend that never returns the passages in ``hidden`` nor those of the documents in
     ``hidden_sources``: a question's supporting paragraphs removed from the corpus, while the
     topically close ones stay. Each search asks for ``HIDDEN_MARGIN`` more hits per hidden passage
@@ -418,7 +417,7 @@ class EvidenceHidingBackend:
     HIDDEN_MARGIN = 4  # hits asked for beyond the limit per hidden document (it has several passages)
 
     def __init__(self, backend: SearchBackend) -> None:
-        self._backend = backend
+        super().__init__(backend)
         self.hidden: frozenset[str] = frozenset()
         self.hidden_sources: frozenset[str] = frozenset()
 
@@ -426,10 +425,6 @@ class EvidenceHidingBackend:
         return passage.id not in self.hidden and not any(
             is_gold_source(passage.source, g) for g in self.hidden_sources
         )
-
-    @property
-    def name(self) -> str:
-        return self._backend.name
 
     async def search(
         self,
@@ -442,36 +437,10 @@ class EvidenceHidingBackend:
         corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
         extra = len(self.hidden) + self.HIDDEN_MARGIN * len(self.hidden_sources)
-        hits = await self._backend.search(
+        hits = await super().search(
             collection, query, limit=limit + extra, broad=broad, meaning=meaning, corpus=corpus
         )
         return [p for p in hits if self._shown(p)][:limit]
-
-    async def probe(
-        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
-    ) -> dict[str, float]:
-        return await self._backend.probe(collections, query, meaning=meaning)
-
-    async def sync_collection(
-        self,
-        collection: Collection,
-        passages: Sequence[Passage],
-        *,
-        progress: ProgressCallback | None = None,
-    ) -> SyncStats:
-        return await self._backend.sync_collection(collection, passages, progress=progress)
-
-    async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
-        return await self._backend.passages_from_sources(collection, sources)
-
-    async def drop_collection(self, collection: Collection) -> None:
-        await self._backend.drop_collection(collection)
-
-    async def stats(self, collection: Collection) -> CollectionStats | None:
-        return await self._backend.stats(collection)
-
-    async def health(self) -> bool:
-        return await self._backend.health()
 
     async def close(self) -> None:
         """The wrapped backend is closed by its owner."""

@@ -75,3 +75,58 @@ class SearchBackend(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+class DelegatingBackend:
+    """A ``SearchBackend`` that hands every call to ``inner``: the base of wrappers that change one
+    or two calls (latency recorded, evidence hidden, faults injected) and pass the rest through."""
+
+    def __init__(self, inner: SearchBackend) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def search(
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
+    ) -> list[Passage]:
+        return await self.inner.search(
+            collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+        )
+
+    async def probe(
+        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+    ) -> dict[str, float]:
+        return await self.inner.probe(collections, query, meaning=meaning)
+
+    async def sync_collection(
+        self,
+        collection: Collection,
+        passages: Sequence[Passage],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> SyncStats:
+        return await self.inner.sync_collection(collection, passages, progress=progress)
+
+    async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
+        return await self.inner.passages_from_sources(collection, sources)
+
+    async def drop_collection(self, collection: Collection) -> None:
+        await self.inner.drop_collection(collection)
+
+    async def stats(self, collection: Collection) -> CollectionStats | None:
+        return await self.inner.stats(collection)
+
+    async def health(self) -> bool:
+        return await self.inner.health()
+
+    async def close(self) -> None:
+        await self.inner.close()

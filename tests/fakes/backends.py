@@ -3,14 +3,13 @@
 import asyncio
 from collections.abc import Sequence
 
-from retrieval.backends import SearchBackend
+from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.collections import Collection
-from retrieval.embeddings import ProgressCallback
 from retrieval.errors import SearchUnavailableError
-from retrieval.passages import CollectionStats, Passage, SyncStats
+from retrieval.passages import Passage
 
 
-class FaultyBackend:
+class FaultyBackend(DelegatingBackend):
     """Delegates to ``inner``; ``delays`` add latency per collection, ``failing`` ones raise;
     ``probe_delay`` slows routing probes. ``in_flight`` counts searches and probes under way."""
 
@@ -23,7 +22,7 @@ class FaultyBackend:
         failing: Sequence[str] = (),
         probe_delay: float = 0.0,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.delays = delays or {}
         self.default_delay = default_delay
         self.probe_delay = probe_delay
@@ -31,10 +30,6 @@ class FaultyBackend:
         self.searches: list[tuple[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
 
     async def search(
         self,
@@ -69,27 +64,3 @@ class FaultyBackend:
             return await self.inner.probe(collections, query, meaning=meaning)
         finally:
             self.in_flight -= 1
-
-    async def sync_collection(
-        self,
-        collection: Collection,
-        passages: Sequence[Passage],
-        *,
-        progress: ProgressCallback | None = None,
-    ) -> SyncStats:
-        return await self.inner.sync_collection(collection, passages, progress=progress)
-
-    async def passages_from_sources(self, collection: Collection, sources: Sequence[str]) -> list[Passage]:
-        return await self.inner.passages_from_sources(collection, sources)
-
-    async def drop_collection(self, collection: Collection) -> None:
-        await self.inner.drop_collection(collection)
-
-    async def stats(self, collection: Collection) -> CollectionStats | None:
-        return await self.inner.stats(collection)
-
-    async def health(self) -> bool:
-        return await self.inner.health()
-
-    async def close(self) -> None:
-        await self.inner.close()
