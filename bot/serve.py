@@ -258,7 +258,7 @@ def build_server(
     client = None
     if settings.slack_bot_token is not None:
         base_url = (settings.slack_api_url + "/") if settings.slack_api_url else AsyncWebClient.BASE_URL
-        # No resends by the SDK: the gateway retries what is safe to send twice (bot.slack.gateway).
+        # No default resends: the gateway installs its own handlers, for what is safe to send twice.
         client = AsyncWebClient(
             token=settings.slack_bot_token.get_secret_value(), base_url=base_url, retry_handlers=[]
         )
