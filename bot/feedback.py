@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol, get_args
 from pydantic import BaseModel, ConfigDict
 
 from bot.metrics import ConferMetrics
-from bot.stores import Sweeper, bounded, open_postgres_pool
+from bot.stores import CONNECT_SECONDS, Sweeper, bounded, open_postgres_pool
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -441,13 +441,15 @@ class FeedbackDesk:
         logger.warning("feedback store unavailable: %s", exc)
 
 
-async def build_feedback_store(*, data_dir: Path, database_url: str | None, ttl_days: float) -> FeedbackStore:
+async def build_feedback_store(
+    *, data_dir: Path, database_url: str | None, ttl_days: float, connect_seconds: float = CONNECT_SECONDS
+) -> FeedbackStore:
     """SQLite in ``data_dir``, or PostgreSQL at ``database_url``; tables are created when missing.
 
     Raises ``FeedbackUnavailableError`` naming ``DATABASE_URL`` (or the data folder) when the store
     cannot be opened; the message never contains the URL (it may hold a password)."""
     if database_url:
-        database: _Database = await _open_postgres(database_url)
+        database: _Database = await _open_postgres(database_url, connect_seconds)
         backend = "postgresql"
     else:
         database = await _open_sqlite(data_dir / FEEDBACK_FILE)
@@ -486,7 +488,7 @@ async def _open_sqlite(path: Path) -> _Sqlite:
     return _Sqlite(conn)
 
 
-async def _open_postgres(url: str) -> _Postgres:
+async def _open_postgres(url: str, connect_seconds: float) -> _Postgres:
     from psycopg import Error as PsycopgError
     from psycopg_pool import PoolTimeout
 
@@ -495,6 +497,7 @@ async def _open_postgres(url: str) -> _Postgres:
             url,
             max_size=2,
             wait_seconds=OPERATION_TIMEOUT,
+            connect_seconds=connect_seconds,
             autocommit=True,
             prepare_threshold=0,
             connect_timeout=5,

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bot.stores import Sweeper, bounded, open_postgres_pool
+from bot.stores import CONNECT_SECONDS, Sweeper, bounded, open_postgres_pool
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -157,7 +157,9 @@ def build_local_memory() -> ThreadMemory:
     return ThreadMemory(InMemoryStore(), ttl_days=None, backend="process", closer=contextlib.AsyncExitStack())
 
 
-async def build_thread_memory(*, data_dir: Path, database_url: str | None, ttl_days: float) -> ThreadMemory:
+async def build_thread_memory(
+    *, data_dir: Path, database_url: str | None, ttl_days: float, connect_seconds: float = CONNECT_SECONDS
+) -> ThreadMemory:
     """SQLite in ``data_dir``, or PostgreSQL at ``database_url``; tables are created when missing.
 
     Raises ``MemoryUnavailableError`` naming ``DATABASE_URL`` (or the data folder) when the store
@@ -166,7 +168,7 @@ async def build_thread_memory(*, data_dir: Path, database_url: str | None, ttl_d
     closer = contextlib.AsyncExitStack()
     try:
         if database_url:
-            store = await _open_postgres(database_url, ttl, closer)
+            store = await _open_postgres(database_url, ttl, closer, connect_seconds)
             backend = "postgresql"
         else:
             store = await _open_sqlite(data_dir / MEMORY_FILE, ttl, closer)
@@ -197,7 +199,9 @@ async def _open_sqlite(path: Path, ttl: Any, closer: contextlib.AsyncExitStack) 
     return store
 
 
-async def _open_postgres(url: str, ttl: Any, closer: contextlib.AsyncExitStack) -> Any:
+async def _open_postgres(
+    url: str, ttl: Any, closer: contextlib.AsyncExitStack, connect_seconds: float
+) -> Any:
     from langgraph.store.postgres.aio import AsyncPostgresStore
     from psycopg import Error as PsycopgError
     from psycopg.rows import dict_row
@@ -208,6 +212,7 @@ async def _open_postgres(url: str, ttl: Any, closer: contextlib.AsyncExitStack) 
             url,
             max_size=4,
             wait_seconds=OPERATION_TIMEOUT,
+            connect_seconds=connect_seconds,
             autocommit=True,
             prepare_threshold=0,
             row_factory=dict_row,

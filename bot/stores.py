@@ -74,7 +74,13 @@ class Sweeper:
             await asyncio.sleep(self._minutes * 60)
 
 
-async def open_postgres_pool(url: str, *, max_size: int, wait_seconds: float, **kwargs: Any) -> Any:
+# Seconds to reach PostgreSQL at start: psycopg's pool tries again (with a growing pause) until then.
+CONNECT_SECONDS = 10.0
+
+
+async def open_postgres_pool(
+    url: str, *, max_size: int, wait_seconds: float, connect_seconds: float = CONNECT_SECONDS, **kwargs: Any
+) -> Any:
     """PostgreSQL connections made when an operation needs one (at most ``max_size`` at a time),
     so a database that comes back is used by the very next operation. A pool that keeps
     connections reconnects in the background with a growing back-off (1, 2, 4, 8… s): after an
@@ -82,15 +88,16 @@ async def open_postgres_pool(url: str, *, max_size: int, wait_seconds: float, **
     made each operation wait for the pool's time-out instead of failing at once. Each operation pays
     for one connection (a few milliseconds on a local network); Confer makes a handful per question.
     Raises ``psycopg_pool.PoolTimeout`` or a ``psycopg`` error when the database cannot be reached
-    now (one connection is made to find out); an operation waits at most ``wait_seconds`` for a
-    connection when ``max_size`` are in use; ``kwargs`` go to each connection."""
+    now (one connection is made to find out, tried for at most ``connect_seconds``); an operation
+    waits at most ``wait_seconds`` for a connection when ``max_size`` are in use; ``kwargs`` go to
+    each connection."""
     from psycopg_pool import AsyncNullConnectionPool
 
     pool: AsyncNullConnectionPool[Any] = AsyncNullConnectionPool(
         url, max_size=max_size, open=False, timeout=wait_seconds, kwargs=kwargs
     )
     try:
-        await pool.open(wait=True, timeout=10)
+        await pool.open(wait=True, timeout=connect_seconds)
     except BaseException:
         await pool.close()
         raise

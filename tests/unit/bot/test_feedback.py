@@ -123,7 +123,10 @@ async def test_votes_since_a_time_leave_older_ones_out(open_store: OpenStore) ->
 async def test_an_unreachable_database_names_the_setting(tmp_path: Path) -> None:
     with pytest.raises(FeedbackUnavailableError, match="DATABASE_URL") as caught:
         await build_feedback_store(
-            data_dir=tmp_path, database_url="postgresql://confer:pw-secret@127.0.0.1:1/x", ttl_days=1
+            data_dir=tmp_path,
+            database_url="postgresql://confer:pw-secret@127.0.0.1:1/x",
+            ttl_days=1,
+            connect_seconds=0.5,  # nothing listens: the pool would try for 10 s
         )
     assert "pw-secret" not in str(caught.value)
 
