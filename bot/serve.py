@@ -29,6 +29,7 @@ from bot.slack.acks import AckFirstApp, AckWindow
 from bot.slack.app import SlackResponder, authorize_once, build_slack_app
 from bot.slack.followups import SlackConversations
 from bot.slack.gateway import APPEND_WINDOWS, UPDATE_WINDOWS, SlackGateway, share_session
+from bot.stores import CONNECT_SECONDS
 from bot.teams.surface import TeamsSurface, build_teams_surface
 from bot.threads import Conversations
 from bot.web import build_web_app
@@ -82,6 +83,7 @@ class ConferServer:
     memory: ThreadMemory | None = None
     _budget_redis: Redis | None = None
     feedback: FeedbackStore | None = None
+    store_connect_seconds: float = CONNECT_SECONDS  # how long PostgreSQL is tried at start
     acks: AckWindow = field(default_factory=AckWindow)
 
     async def ready(self) -> bool:
@@ -154,14 +156,21 @@ class ConferServer:
         url = settings.database_url.get_secret_value() if settings.database_url else None
         try:
             self.memory = await build_thread_memory(
-                data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
+                data_dir=settings.data_dir,
+                database_url=url,
+                ttl_days=settings.thread_ttl_days,
+                connect_seconds=self.store_connect_seconds,
             )
         except MemoryUnavailableError as exc:
             raise SettingsError([str(exc)]) from None
         self.memory.start_sweeping()
         try:
             self.feedback = await build_feedback_store(
-                data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
+                data_dir=settings.data_dir,
+                database_url=url,
+                ttl_days=settings.thread_ttl_days,
+                connect_seconds=self.store_connect_seconds,
+                postgres=self.memory.postgres,  # one PostgreSQL pool for both
             )
         except FeedbackUnavailableError as exc:
             raise SettingsError([str(exc)]) from None
@@ -235,10 +244,10 @@ class ConferServer:
         await self.dedupe.close()
         if self._budget_redis is not None:
             await self._budget_redis.aclose()
+        if self.feedback is not None:  # first: with PostgreSQL it uses the memory's pool
+            await self.feedback.close()
         if self.memory is not None:
             await self.memory.close()
-        if self.feedback is not None:
-            await self.feedback.close()
         await self.service.close()
         session = getattr(self.client, "session", None)
         if session is not None:
@@ -321,10 +330,10 @@ async def run_server(settings: ConferSettings) -> int:
     try:
         await server.start()
     except BaseException:
+        if server.feedback is not None:  # first: with PostgreSQL it uses the memory's pool
+            await server.feedback.close()
         if server.memory is not None:  # its database thread would keep the process alive
             await server.memory.close()
-        if server.feedback is not None:
-            await server.feedback.close()
         raise
     settle_heap()
     await stop.wait()
