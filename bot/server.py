@@ -24,6 +24,7 @@ from bot.chat.memory import MemoryUnavailableError, ThreadMemory, build_thread_m
 from bot.chat.ratelimit import build_budget
 from bot.chat.scheduler import QuestionScheduler
 from bot.chat.service import ResearchService
+from bot.chat.stores import CONNECT_SECONDS
 from bot.metrics import ConferMetrics, build_metrics
 from bot.settings import ConferSettings, SettingsError
 from bot.slack.acks import AckFirstApp, AckWindow
@@ -83,6 +84,7 @@ class ConferServer:
     memory: ThreadMemory | None = None
     _budget_redis: Redis | None = None
     feedback: FeedbackStore | None = None
+    store_connect_seconds: float = CONNECT_SECONDS  # how long PostgreSQL is tried at start
     acks: AckWindow = field(default_factory=AckWindow)
 
     async def ready(self) -> bool:
@@ -155,14 +157,21 @@ class ConferServer:
         url = settings.database_url.get_secret_value() if settings.database_url else None
         try:
             self.memory = await build_thread_memory(
-                data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
+                data_dir=settings.data_dir,
+                database_url=url,
+                ttl_days=settings.thread_ttl_days,
+                connect_seconds=self.store_connect_seconds,
             )
         except MemoryUnavailableError as exc:
             raise SettingsError([str(exc)]) from None
         self.memory.start_sweeping()
         try:
             self.feedback = await build_feedback_store(
-                data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
+                data_dir=settings.data_dir,
+                database_url=url,
+                ttl_days=settings.thread_ttl_days,
+                connect_seconds=self.store_connect_seconds,
+                postgres=self.memory.postgres,  # one PostgreSQL pool for both
             )
         except FeedbackUnavailableError as exc:
             raise SettingsError([str(exc)]) from None
@@ -224,10 +233,10 @@ class ConferServer:
         await self.dedupe.close()
         if self._budget_redis is not None:
             await self._budget_redis.aclose()
+        if self.feedback is not None:  # first: with PostgreSQL it uses the memory's pool
+            await self.feedback.close()
         if self.memory is not None:
             await self.memory.close()
-        if self.feedback is not None:
-            await self.feedback.close()
         await self.service.close()
         session = getattr(self.client, "session", None)
         if session is not None:
@@ -247,7 +256,7 @@ def build_server(
     client = None
     if settings.slack_bot_token is not None:
         base_url = (settings.slack_api_url + "/") if settings.slack_api_url else AsyncWebClient.BASE_URL
-        # No resends by the SDK: the gateway retries what is safe to send twice (bot.slack.gateway).
+        # No default resends: the gateway installs its own handlers, for what is safe to send twice.
         client = AsyncWebClient(
             token=settings.slack_bot_token.get_secret_value(), base_url=base_url, retry_handlers=[]
         )
@@ -305,10 +314,10 @@ async def run_server(settings: ConferSettings) -> int:
     try:
         await server.start()
     except BaseException:
+        if server.feedback is not None:  # first: with PostgreSQL it uses the memory's pool
+            await server.feedback.close()
         if server.memory is not None:  # its database thread would keep the process alive
             await server.memory.close()
-        if server.feedback is not None:
-            await server.feedback.close()
         raise
     settle_heap()
     await stop.wait()

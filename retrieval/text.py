@@ -57,6 +57,17 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+# Three stemmers, each where it is needed: this light one for answer writing's lexical matching
+# (drafting, guards, citations, planning, synthesis, suggestions, verdicts); Snowball in the
+# question's language for answer ranking, evaluation and foreign-language search
+# (``retrieval.language``); FTS5's Porter inside the SQLite index, recomputed by
+# ``retrieval.scoring`` (Snowball's Porter) so scores can be checked. English Snowball in place of
+# this one was measured (issue #32) and lost on two of three datasets: samples recall@2 0.637 →
+# 0.623, unrelated sections 0.561 → 0.585; hotpotqa500 answer contains 0.778 → 0.776, token recall
+# 0.807 → 0.804; orgdocs gained a little (gold cited 0.545 → 0.549) but said "not found" for fewer
+# unanswerable questions (0.36 → 0.32). It also joins words of different meaning that this
+# stripper keeps apart: "personal" and "person", "container" and "contain", "authorization" and
+# "authors", "expensive" and "expense" (from the samples' vocabulary).
 @lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light, predictable suffix stripper for lexical matching (not for display). Cached: the

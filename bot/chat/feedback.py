@@ -7,8 +7,9 @@ after ``CONFER_THREAD_TTL_DAYS`` (like the thread memory); votes are kept, each 
 answer it rates, its reason (👎: wrong, incomplete, out of date, other) and an optional comment.
 No user ids are kept.
 
-Storage sits beside the thread memory: a SQLite file in ``CONFER_DATA_DIR`` by default, PostgreSQL
-with ``DATABASE_URL`` (two small tables of Confer's own, through the same drivers the memory uses).
+Storage sits beside the thread memory, on the same store layer (``bot.chat.stores``): a SQLite file of its
+own in ``CONFER_DATA_DIR`` by default, PostgreSQL with ``DATABASE_URL`` (two small tables of
+Confer's own; the server keeps them through the thread memory's connection pool).
 A store that fails mid-run raises ``FeedbackUnavailableError``; callers tell the person their vote
 could not be kept, and the answer itself never depends on it.
 """
@@ -18,18 +19,25 @@ import hashlib
 import json
 import logging
 import re
-import sqlite3
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.chat.stores import Sweeper, bounded, open_postgres_pool
+from bot.chat.stores import (
+    CONNECT_SECONDS,
+    Database,
+    PostgresDatabase,
+    StoreOpenError,
+    Sweeper,
+    bounded,
+    open_postgres,
+    open_sqlite,
+)
 from bot.metrics import ConferMetrics
 from retrieval.errors import ConferError
 
@@ -176,55 +184,12 @@ _SELECT_VOTES = (
 )
 
 
-class _Database(Protocol):
-    """The two drivers behind one small interface: ``?`` placeholders, rows as tuples."""
-
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
-
-    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
-
-    async def close(self) -> None: ...
-
-
-class _Sqlite:
-    def __init__(self, conn: Any) -> None:
-        self._conn = conn
-
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        cursor = await self._conn.execute(sql, tuple(params))
-        return int(cursor.rowcount)
-
-    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        async with self._conn.execute(sql, tuple(params)) as cursor:
-            return [tuple(row) for row in await cursor.fetchall()]
-
-    async def close(self) -> None:
-        await self._conn.close()
-
-
-class _Postgres:
-    def __init__(self, pool: Any) -> None:
-        self._pool = pool
-
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        async with self._pool.connection() as conn:
-            cursor = await conn.execute(sql.replace("?", "%s"), tuple(params))
-            return int(cursor.rowcount)
-
-    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        async with self._pool.connection() as conn:
-            cursor = await conn.execute(sql.replace("?", "%s"), tuple(params))
-            return [tuple(row) for row in await cursor.fetchall()]
-
-    async def close(self) -> None:
-        await self._pool.close()
-
-
 class FeedbackStore:
     """Answer records and votes in SQLite or PostgreSQL."""
 
-    def __init__(self, database: _Database, *, backend: str, ttl_days: float) -> None:
+    def __init__(self, database: Database, *, backend: str, ttl_days: float, owns: bool = True) -> None:
         self._db = database
+        self._owns = owns  # closed with the store, unless it is another store's (a shared pool)
         self.backend = backend
         self._ttl_seconds = ttl_days * 86400
         self._sweeper = Sweeper(
@@ -375,8 +340,9 @@ class FeedbackStore:
 
     async def close(self) -> None:
         await self._sweeper.stop()
-        with contextlib.suppress(Exception):
-            await self._db.close()
+        if self._owns:
+            with contextlib.suppress(Exception):
+                await self._db.close()
 
     async def _call(self, operation: Any) -> Any:
         return await bounded(
@@ -441,18 +407,42 @@ class FeedbackDesk:
         logger.warning("feedback store unavailable: %s", exc)
 
 
-async def build_feedback_store(*, data_dir: Path, database_url: str | None, ttl_days: float) -> FeedbackStore:
-    """SQLite in ``data_dir``, or PostgreSQL at ``database_url``; tables are created when missing.
+async def build_feedback_store(
+    *,
+    data_dir: Path,
+    database_url: str | None,
+    ttl_days: float,
+    connect_seconds: float = CONNECT_SECONDS,
+    postgres: PostgresDatabase | None = None,
+) -> FeedbackStore:
+    """SQLite in ``data_dir``, or PostgreSQL at ``database_url`` (through ``bot.chat.stores``, as the
+    thread memory); tables are created when missing. ``postgres``: the pool the thread memory
+    opened at ``database_url``, used instead of a pool of the feedback's own (and not closed with
+    it). With SQLite the feedback keeps its own file (``feedback.sqlite``) beside the memory's.
 
     Raises ``FeedbackUnavailableError`` naming ``DATABASE_URL`` (or the data folder) when the store
     cannot be opened; the message never contains the URL (it may hold a password)."""
-    if database_url:
-        database: _Database = await _open_postgres(database_url)
-        backend = "postgresql"
-    else:
-        database = await _open_sqlite(data_dir / FEEDBACK_FILE)
-        backend = "sqlite"
-    store = FeedbackStore(database, backend=backend, ttl_days=ttl_days)
+    path = data_dir / FEEDBACK_FILE
+    try:
+        if database_url and postgres is not None:
+            database: Database = postgres
+        elif database_url:
+            database = await open_postgres(
+                database_url, max_size=2, wait_seconds=OPERATION_TIMEOUT, connect_seconds=connect_seconds
+            )
+        else:
+            database = await open_sqlite(path)
+    except StoreOpenError as exc:
+        if database_url:
+            raise FeedbackUnavailableError(
+                "DATABASE_URL: PostgreSQL for feedback does not answer (check the host, port, database "
+                "and credentials, or unset DATABASE_URL to keep feedback in CONFER_DATA_DIR)"
+            ) from None
+        raise FeedbackUnavailableError(
+            f"CONFER_DATA_DIR: cannot open the feedback store at {path} ({exc.reason})"
+        ) from None
+    shared = database is postgres
+    store = FeedbackStore(database, backend=database.backend, ttl_days=ttl_days, owns=not shared)
     try:
         for statement in _SCHEMA:
             await store._call(database.execute(statement))
@@ -461,47 +451,3 @@ async def build_feedback_store(*, data_dir: Path, database_url: str | None, ttl_
         where = "DATABASE_URL" if database_url else "CONFER_DATA_DIR"
         raise FeedbackUnavailableError(f"{where}: cannot create the feedback tables ({exc})") from None
     return store
-
-
-async def _open_sqlite(path: Path) -> _Sqlite:
-    import aiosqlite
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(str(path), isolation_level=None)
-    except (OSError, sqlite3.Error) as exc:
-        raise FeedbackUnavailableError(
-            f"CONFER_DATA_DIR: cannot open the feedback store at {path} ({type(exc).__name__})"
-        ) from None
-    try:
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA busy_timeout=3000")
-    except sqlite3.Error as exc:
-        await conn.close()
-        raise FeedbackUnavailableError(
-            f"CONFER_DATA_DIR: cannot open the feedback store at {path} ({type(exc).__name__})"
-        ) from None
-    with contextlib.suppress(OSError):
-        path.chmod(0o600)  # noqa: ASYNC240 -- one syscall at start; the votes copy answers
-    return _Sqlite(conn)
-
-
-async def _open_postgres(url: str) -> _Postgres:
-    from psycopg import Error as PsycopgError
-    from psycopg_pool import PoolTimeout
-
-    try:
-        pool = await open_postgres_pool(
-            url,
-            max_size=2,
-            wait_seconds=OPERATION_TIMEOUT,
-            autocommit=True,
-            prepare_threshold=0,
-            connect_timeout=5,
-        )
-    except (PoolTimeout, PsycopgError, OSError):
-        raise FeedbackUnavailableError(
-            "DATABASE_URL: PostgreSQL for feedback does not answer (check the host, port, database "
-            "and credentials, or unset DATABASE_URL to keep feedback in CONFER_DATA_DIR)"
-        ) from None
-    return _Postgres(pool)

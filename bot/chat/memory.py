@@ -22,7 +22,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bot.chat.stores import Sweeper, bounded, open_postgres_pool
+from bot.chat.stores import (
+    CONNECT_SECONDS,
+    PostgresDatabase,
+    StoreOpenError,
+    Sweeper,
+    bounded,
+    open_postgres,
+    open_sqlite,
+)
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -32,6 +40,7 @@ MAX_TURNS = 8  # the turns kept per thread: a follow-up reads the last few
 MAX_ANSWER_CHARS = 2000
 OPERATION_TIMEOUT = 3.0  # seconds: a slow store costs the memory, not the question
 SWEEP_MINUTES = 60
+POOL_SIZE = 6  # PostgreSQL connections at a time: 4 for thread memory, 2 for feedback, which shares them
 _NAMESPACE = "confer-threads"
 
 
@@ -76,9 +85,17 @@ class ThreadMemory:
     """Reads and writes a thread's turns through a LangGraph ``BaseStore``."""
 
     def __init__(
-        self, store: Any, *, ttl_days: float | None, backend: str, closer: contextlib.AsyncExitStack
+        self,
+        store: Any,
+        *,
+        ttl_days: float | None,
+        backend: str,
+        closer: contextlib.AsyncExitStack,
+        postgres: PostgresDatabase | None = None,
     ) -> None:
         self._store = store
+        # The PostgreSQL pool under the store, which the feedback store shares (``build_feedback_store``).
+        self.postgres = postgres
         self._ttl_minutes = ttl_days * 24 * 60 if ttl_days is not None else None
         self.backend = backend
         self._closer = closer
@@ -157,16 +174,19 @@ def build_local_memory() -> ThreadMemory:
     return ThreadMemory(InMemoryStore(), ttl_days=None, backend="process", closer=contextlib.AsyncExitStack())
 
 
-async def build_thread_memory(*, data_dir: Path, database_url: str | None, ttl_days: float) -> ThreadMemory:
+async def build_thread_memory(
+    *, data_dir: Path, database_url: str | None, ttl_days: float, connect_seconds: float = CONNECT_SECONDS
+) -> ThreadMemory:
     """SQLite in ``data_dir``, or PostgreSQL at ``database_url``; tables are created when missing.
 
     Raises ``MemoryUnavailableError`` naming ``DATABASE_URL`` (or the data folder) when the store
     cannot be opened; the message never contains the URL (it may hold a password)."""
     ttl = {"default_ttl": ttl_days * 24 * 60, "refresh_on_read": False}
     closer = contextlib.AsyncExitStack()
+    postgres = None
     try:
         if database_url:
-            store = await _open_postgres(database_url, ttl, closer)
+            store, postgres = await _open_postgres(database_url, ttl, closer, connect_seconds)
             backend = "postgresql"
         else:
             store = await _open_sqlite(data_dir / MEMORY_FILE, ttl, closer)
@@ -174,56 +194,51 @@ async def build_thread_memory(*, data_dir: Path, database_url: str | None, ttl_d
     except BaseException:
         await closer.aclose()
         raise
-    return ThreadMemory(store, ttl_days=ttl_days, backend=backend, closer=closer)
+    return ThreadMemory(store, ttl_days=ttl_days, backend=backend, closer=closer, postgres=postgres)
 
 
 async def _open_sqlite(path: Path, ttl: Any, closer: contextlib.AsyncExitStack) -> Any:
-    import aiosqlite
     from langgraph.store.sqlite.aio import AsyncSqliteStore
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await closer.enter_async_context(aiosqlite.connect(str(path), isolation_level=None))
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA busy_timeout=3000")
-        store = AsyncSqliteStore(conn, ttl=ttl)
+        database = await open_sqlite(path)
+    except StoreOpenError as exc:
+        raise MemoryUnavailableError(
+            f"CONFER_DATA_DIR: cannot open the thread memory at {path} ({exc.reason})"
+        ) from None
+    closer.push_async_callback(database.close)
+    try:
+        store = AsyncSqliteStore(database.conn, ttl=ttl)
         await store.setup()
     except (OSError, sqlite3.Error) as exc:
         raise MemoryUnavailableError(
             f"CONFER_DATA_DIR: cannot open the thread memory at {path} ({type(exc).__name__})"
         ) from None
-    with contextlib.suppress(OSError):
-        path.chmod(0o600)  # noqa: ASYNC240 -- one syscall at start; people's questions: the service's only
     return store
 
 
-async def _open_postgres(url: str, ttl: Any, closer: contextlib.AsyncExitStack) -> Any:
+async def _open_postgres(
+    url: str, ttl: Any, closer: contextlib.AsyncExitStack, connect_seconds: float
+) -> tuple[Any, PostgresDatabase]:
     from langgraph.store.postgres.aio import AsyncPostgresStore
     from psycopg import Error as PsycopgError
-    from psycopg.rows import dict_row
     from psycopg_pool import PoolTimeout
 
     try:
-        pool = await open_postgres_pool(
-            url,
-            max_size=4,
-            wait_seconds=OPERATION_TIMEOUT,
-            autocommit=True,
-            prepare_threshold=0,
-            row_factory=dict_row,
-            connect_timeout=5,
+        database = await open_postgres(
+            url, max_size=POOL_SIZE, wait_seconds=OPERATION_TIMEOUT, connect_seconds=connect_seconds
         )
-    except (PoolTimeout, PsycopgError, OSError):
+    except StoreOpenError:
         raise MemoryUnavailableError(
             "DATABASE_URL: PostgreSQL for thread memory does not answer (check the host, port, "
             "database and credentials, or unset DATABASE_URL to keep memory in CONFER_DATA_DIR)"
         ) from None
-    closer.push_async_callback(pool.close)
-    store = AsyncPostgresStore(pool, ttl=ttl)
+    closer.push_async_callback(database.close)
+    store = AsyncPostgresStore(database.pool, ttl=ttl)
     try:
         await store.setup()
     except (PoolTimeout, PsycopgError, OSError) as exc:
         raise MemoryUnavailableError(
             f"DATABASE_URL: cannot create the thread memory tables ({type(exc).__name__})"
         ) from None
-    return store
+    return store, database

@@ -9,6 +9,7 @@ view; ``RedisRateBudget`` keeps the buckets in Redis, so every replica spends th
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -51,9 +52,20 @@ class Budget(Protocol):
 
 
 class RateBudget:
-    def __init__(self, windows: tuple[Window, ...], *, max_keys: int = 10_000) -> None:
+    """``clock`` and ``sleep`` are the event loop's unless given (tests pass a fake clock)."""
+
+    def __init__(
+        self,
+        windows: tuple[Window, ...],
+        *,
+        max_keys: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         if not windows:
             raise ValueError("a rate budget needs at least one window")
+        self._clock = clock
+        self._sleep = sleep
         self._windows = windows
         self._tokens: dict[str, list[float]] = {}
         self._stamp: dict[str, float] = {}
@@ -74,7 +86,7 @@ class RateBudget:
         """Wait until ``key`` may make one more call, and count it."""
         while True:
             async with self._lock:
-                now = time.monotonic()
+                now = self._clock()
                 if len(self._tokens) > self._max_keys:
                     self._forget_full(now)
                 tokens = self._refill(key, now)
@@ -83,12 +95,12 @@ class RateBudget:
                     return
                 self._tokens[key] = tokens
                 wait = max((1 - t) / w.rate for w, t in zip(self._windows, tokens, strict=True) if t < 1)
-            await asyncio.sleep(wait)
+            await self._sleep(wait)
 
     async def pause(self, key: str, seconds: float) -> None:
         """Spend ``key``'s buckets so that its next call waits at least ``seconds``."""
         self._tokens[key] = [-seconds * w.rate for w in self._windows]
-        self._stamp[key] = time.monotonic()
+        self._stamp[key] = self._clock()
 
     def _forget_full(self, now: float) -> None:
         """Drop places whose buckets have refilled: they behave exactly like unseen ones."""

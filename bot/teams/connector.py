@@ -5,9 +5,10 @@ the service connection, or none for an unauthenticated local activity) and makes
 module adds what a chat core needs around them: the per-conversation rate budget (Teams allows
 about 7 messages a second and 60 per 30 s), waits on 429, 412, 502 and 504 (``Retry-After`` when
 given), metrics per method and outcome, and failures as ``ChatCallError`` with no library text.
+The SDK's connector client does not resend anything; the resending is tenacity's (``AsyncRetrying``),
+the budget, the 429 pause shared by the conversation and the metrics are Confer's.
 """
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from aiohttp import ClientError, ClientResponseError
 from microsoft_agents.activity import Activity, ChannelAccount, ConversationParameters
 from microsoft_agents.hosting.core import RestChannelServiceClientFactory
 from microsoft_agents.hosting.core.authorization import AuthenticationConstants, ClaimsIdentity
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from bot.chat.ratelimit import RateBudget, RetryLaterError
 from bot.errors import ChatCallError
@@ -32,6 +34,15 @@ T = TypeVar("T")
 def conversation_key(conversation_id: str) -> str:
     """A channel's reply chains share the channel's budget: ``19:…@thread.tacv2;messageid=1`` → ``19:…``."""
     return conversation_id.split(";", 1)[0]
+
+
+def _pause(state: RetryCallState) -> float:
+    """Before the next attempt: a retryable status's ``Retry-After`` (or a doubling pause), or
+    0.5 s, 1 s, 1.5 s after a lost connection or a time-out."""
+    error = state.outcome.exception() if state.outcome is not None else None
+    if isinstance(error, ClientResponseError):
+        return _retry_after(error, state.attempt_number)
+    return 0.5 * state.attempt_number
 
 
 def _retry_after(error: ClientResponseError, attempt: int) -> float:
@@ -77,38 +88,48 @@ class TeamsClient:
     async def _call(
         self, method: str, conversation_id: str, call: Callable[[], Awaitable[T]], *, retry_later: bool
     ) -> T:
+        """``call()`` within the conversation's budget, resent by tenacity on a retryable status
+        (after ``Retry-After`` or a doubling pause), a lost connection or a time-out; each failed
+        attempt counted. ``retry_later``: a retryable status is the caller's to handle instead."""
         metrics = self.connector.metrics
         budget = self.connector.budget
         key = conversation_key(conversation_id)
-        attempts = self.connector.attempts
-        for attempt in range(1, attempts + 1):
-            await budget.acquire(key)
-            try:
-                result = await call()
-            except ClientResponseError as error:
-                if error.status in RETRY_STATUSES:
-                    wait = _retry_after(error, attempt)
-                    outcome = "rate_limited" if error.status == 429 else f"retry_{error.status}"
-                    metrics.teams_api_calls.labels(method, outcome).inc()
-                    if error.status == 429:
-                        metrics.teams_rate_limited.labels(method).inc()
-                        await budget.pause(key, wait)
-                    if retry_later:
-                        raise RetryLaterError(method=method, retry_after=wait) from None
-                    if attempt < attempts:
-                        await asyncio.sleep(wait)
-                        continue
-                metrics.teams_api_calls.labels(method, "error").inc()
-                raise ChatCallError(method=method, error=f"http_{error.status}") from None
-            except (ClientError, TimeoutError) as error:
-                metrics.teams_api_calls.labels(method, "error").inc()
-                if attempt < attempts:
-                    await asyncio.sleep(0.5 * attempt)
-                    continue
-                raise ChatCallError(method=method, error=type(error).__name__) from None
-            metrics.teams_api_calls.labels(method, "ok").inc()
-            return result
-        raise ChatCallError(method=method, error="retries exhausted")
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.connector.attempts),
+            wait=_pause,
+            retry=retry_if_exception_type((ClientError, TimeoutError)),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    await budget.acquire(key)
+                    try:
+                        result = await call()
+                    except ClientResponseError as error:
+                        if error.status not in RETRY_STATUSES:
+                            metrics.teams_api_calls.labels(method, "error").inc()
+                            raise ChatCallError(method=method, error=f"http_{error.status}") from None
+                        wait = _retry_after(error, attempt.retry_state.attempt_number)
+                        outcome = "rate_limited" if error.status == 429 else f"retry_{error.status}"
+                        metrics.teams_api_calls.labels(method, outcome).inc()
+                        if error.status == 429:
+                            metrics.teams_rate_limited.labels(method).inc()
+                            await budget.pause(key, wait)
+                        if retry_later:
+                            raise RetryLaterError(method=method, retry_after=wait) from None
+                        raise  # tenacity waits the same ``_retry_after`` (``_pause``) and resends
+                    except (ClientError, TimeoutError):
+                        metrics.teams_api_calls.labels(method, "error").inc()
+                        raise
+                    metrics.teams_api_calls.labels(method, "ok").inc()
+                    return result
+        except ClientResponseError as error:  # a retryable status, still there at the last attempt
+            metrics.teams_api_calls.labels(method, "error").inc()
+            raise ChatCallError(method=method, error=f"http_{error.status}") from None
+        except (ClientError, TimeoutError) as error:
+            raise ChatCallError(method=method, error=type(error).__name__) from None
+        raise ChatCallError(method=method, error="retries exhausted")  # not reached: tenacity reraises
 
     async def reply(self, conversation_id: str, reply_to: str, activity: dict[str, Any]) -> str:
         """Post in the reply chain of ``reply_to``; returns the new activity's id."""

@@ -13,6 +13,8 @@ import openai
 from openai import AsyncStream
 from openai.types.chat import ChatCompletionChunk
 from pydantic import ValidationError
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+from tenacity.stop import stop_base
 
 from graph.llm.port import LLMError, LLMObserver, LocalBreaker, ModelBreaker, SchemaT, extract_json
 
@@ -47,6 +49,33 @@ MIN_STALL_WAIT = 1.0
 
 class _StalledError(Exception):
     """No first token in time: the model accepted the request and said nothing."""
+
+
+class _RetryableError(Exception):
+    """An attempt that failed before its first token in a way worth another (``reason``), after
+    ``wait`` seconds when the provider said so."""
+
+    def __init__(self, reason: str, wait: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+
+
+class _StopBefore(stop_base):
+    """Stop when the pause before the next attempt would pass the question's deadline (tenacity's
+    ``stop_before_delay`` counts from the first attempt, not to a monotonic deadline)."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return time.monotonic() + (retry_state.upcoming_sleep or 0.0) >= self.deadline
+
+
+# A request sent: its stream, the stream's iterator and the first chunk with content (or usage).
+_Opened = tuple[
+    AsyncStream[ChatCompletionChunk], AsyncIterator[ChatCompletionChunk], ChatCompletionChunk | None
+]
 
 
 class OpenAIChatModel:
@@ -93,58 +122,78 @@ class OpenAIChatModel:
 
     async def stream_text(self, *, system: str, user: str, time_budget: float) -> AsyncGenerator[str, None]:
         deadline = time.monotonic() + time_budget
-        last = "no attempt"
-        for attempt in range(self._max_attempts):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise LLMError(reason="timeout")
-            if not await self.breaker.allows():
-                self._observer.request_skipped(reason="breaker_open")
-                raise LLMError(reason="breaker_open")
-            started = time.monotonic()
-            wait: float | None = None
-            try:
-                stream, pieces, first = await self._open(system, user, remaining)
-            except _StalledError:
-                self._report("timeout", started)
-                await self._trip("stalled", self.cooldown)
-                raise LLMError(reason="stalled") from None
-            except (TimeoutError, openai.APITimeoutError):
-                self._report("timeout", started)
-                last = "timeout"
-            except openai.RateLimitError as error:
-                self._report("rate_limited", started)
-                last, wait = "rate_limited", _retry_after(error)
-                if wait is not None:  # the provider said when: nothing is sent before then
-                    await self._trip("rate_limited", wait)
-                    raise LLMError(reason="rate_limited") from None
-            except openai.APIStatusError as error:
-                if error.status_code < 500:
-                    self._report("rejected", started)
-                    raise LLMError(reason=f"http_{error.status_code}") from None
-                self._report("server_error", started)
-                last, wait = "server_error", _retry_after(error)
-            except openai.APIConnectionError:
-                self._report("connection_error", started)
-                last = "connection_error"
-            else:
-                await self.breaker.reset()
-                async for piece in self._rest(stream, pieces, first, started, deadline):
-                    yield piece
-                return
-            if attempt + 1 < self._max_attempts:
-                delay = wait if wait is not None else min(self._max_backoff, self._backoff * 2**attempt)
-                delay *= 1 if wait is not None else 0.5 + random.random()
-                if time.monotonic() + delay >= deadline:
-                    raise LLMError(reason="timeout")
-                await asyncio.sleep(delay)
-        raise LLMError(reason=last)
 
-    async def _open(
-        self, system: str, user: str, remaining: float
-    ) -> tuple[
-        AsyncStream[ChatCompletionChunk], AsyncIterator[ChatCompletionChunk], ChatCompletionChunk | None
-    ]:
+        def give_up(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome is not None else None
+            if state.attempt_number < self._max_attempts:  # the next pause would pass the deadline
+                raise LLMError(reason="timeout")
+            raise LLMError(reason=error.reason if isinstance(error, _RetryableError) else "no attempt")
+
+        # Tenacity runs the attempts; each one is measured here (``_attempt``), and only what fails
+        # before the first token is retried. The openai client's own retries stay off: it would
+        # wait out a 429's Retry-After (Confer opens the breaker and answers without the model
+        # instead), it cannot stop at the question's deadline, and it reports no attempt but the last.
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._max_attempts) | _StopBefore(deadline),
+            wait=self._pause,
+            retry=retry_if_exception_type(_RetryableError),
+            retry_error_callback=give_up,
+        )
+        opened: tuple[_Opened, float] | None = None
+        async for attempt in retrying:
+            with attempt:
+                opened = await self._attempt(system, user, deadline)
+        assert opened is not None  # tenacity returns only after a successful attempt
+        (stream, pieces, first), started = opened
+        await self.breaker.reset()
+        async for piece in self._rest(stream, pieces, first, started, deadline):
+            yield piece
+
+    def _pause(self, state: RetryCallState) -> float:
+        """The provider's ``Retry-After`` on a 5xx, else exponential backoff with jitter."""
+        error = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(error, _RetryableError) and error.wait is not None:
+            return error.wait
+        return min(self._max_backoff, self._backoff * 2.0 ** (state.attempt_number - 1)) * (
+            0.5 + random.random()
+        )
+
+    async def _attempt(self, system: str, user: str, deadline: float) -> "tuple[_Opened, float]":
+        """One request, measured: opened, or a final ``LLMError``, or a ``_RetryableError``."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise LLMError(reason="timeout")
+        if not await self.breaker.allows():
+            self._observer.request_skipped(reason="breaker_open")
+            raise LLMError(reason="breaker_open")
+        started = time.monotonic()
+        try:
+            return await self._open(system, user, remaining), started
+        except _StalledError:
+            self._report("timeout", started)
+            await self._trip("stalled", self.cooldown)
+            raise LLMError(reason="stalled") from None
+        except (TimeoutError, openai.APITimeoutError):
+            self._report("timeout", started)
+            raise _RetryableError("timeout") from None
+        except openai.RateLimitError as error:
+            self._report("rate_limited", started)
+            wait = _retry_after(error)
+            if wait is not None:  # the provider said when: nothing is sent before then
+                await self._trip("rate_limited", wait)
+                raise LLMError(reason="rate_limited") from None
+            raise _RetryableError("rate_limited") from None
+        except openai.APIStatusError as error:
+            if error.status_code < 500:
+                self._report("rejected", started)
+                raise LLMError(reason=f"http_{error.status_code}") from None
+            self._report("server_error", started)
+            raise _RetryableError("server_error", _retry_after(error)) from None
+        except openai.APIConnectionError:
+            self._report("connection_error", started)
+            raise _RetryableError("connection_error") from None
+
+    async def _open(self, system: str, user: str, remaining: float) -> "_Opened":
         """The request sent and its first chunk with content read, within the stall time."""
         stall = min(remaining, self.stall_seconds)
         stream: AsyncStream[ChatCompletionChunk] | None = None
@@ -244,8 +293,10 @@ def build_chat_model(
     stall_seconds: float = 5.0,
     cooldown: float = 30.0,
 ) -> OpenAIChatModel:
-    """Build the client (nothing connects until the first request). Retries are ours, not the
-    client's, so that each attempt is measured and the question's time budget is respected."""
+    """Build the client (nothing connects until the first request). The client's own retries are
+    off (``max_retries=0``): tenacity resends in ``OpenAIChatModel.stream_text``, so that each
+    attempt is measured, a 429's Retry-After opens the breaker instead of being waited out, and the
+    question's time budget is respected."""
     client = openai.AsyncOpenAI(
         base_url=base_url, api_key=api_key or "not-needed", max_retries=0, timeout=request_timeout
     )

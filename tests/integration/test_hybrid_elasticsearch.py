@@ -49,7 +49,7 @@ async def _search_every_collection(
     backend: ElasticsearchBackend, config: CollectionsConfig, question: str, *, limit: int = 5
 ) -> list[Passage]:
     """Each collection searched as a research branch searches it, then the branches' passages fused
-    together, as the graph does (``graph.scores``)."""
+    together, as the graph does (``graph.research.scores``)."""
     found: list[Passage] = []
     for collection in config.collections:
         found += await backend.search(

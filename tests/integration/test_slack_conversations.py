@@ -22,7 +22,7 @@ from tests.integration.conftest import SIGNING_SECRET, Harness, index_samples, r
 
 POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
-StartServer = Callable[[], Awaitable[Harness]]
+StartServer = Callable[..., Awaitable[Harness]]
 
 
 def _answer_text(post: dict[str, Any]) -> str:
@@ -262,7 +262,7 @@ async def test_postgresql_unreachable_at_start_names_database_url(
 
     async with _server(sample_dir, monkeypatch) as start:
         with pytest.raises(SettingsError) as caught:
-            await start()
+            await start(store_connect_seconds=0.5)  # nothing listens: not the 10 s a server waits
     assert "DATABASE_URL" in str(caught.value.problems) and "hunter2" not in str(caught.value.problems)
 
 
@@ -278,7 +278,7 @@ class _server:  # noqa: N801 -- used as ``async with _server(...) as start``
     async def __aenter__(self) -> StartServer:
         return self._start
 
-    async def _start(self) -> Harness:
+    async def _start(self, *, store_connect_seconds: float | None = None) -> Harness:
         fake = await FakeSlackApi().start()
         self._cleanups.append(fake.stop)
         mp = self._monkeypatch
@@ -296,6 +296,8 @@ class _server:  # noqa: N801 -- used as ``async with _server(...) as start``
             load_settings(env_file=None), status_interval=0.2, backend=backend, host="127.0.0.1"
         )
         server.port = 0
+        if store_connect_seconds is not None:
+            server.store_connect_seconds = store_connect_seconds
         try:
             await server.start()
         except BaseException:

@@ -123,7 +123,10 @@ async def test_votes_since_a_time_leave_older_ones_out(open_store: OpenStore) ->
 async def test_an_unreachable_database_names_the_setting(tmp_path: Path) -> None:
     with pytest.raises(FeedbackUnavailableError, match="DATABASE_URL") as caught:
         await build_feedback_store(
-            data_dir=tmp_path, database_url="postgresql://confer:pw-secret@127.0.0.1:1/x", ttl_days=1
+            data_dir=tmp_path,
+            database_url="postgresql://confer:pw-secret@127.0.0.1:1/x",
+            ttl_days=1,
+            connect_seconds=0.5,  # nothing listens: the pool would try for 10 s
         )
     assert "pw-secret" not in str(caught.value)
 
@@ -150,3 +153,29 @@ def test_since_takes_a_date_or_an_iso_time_and_refuses_anything_else() -> None:
     for bad in ("yesterday", "2026-13-01", ""):
         with pytest.raises(ValueError, match="--since"):
             parse_since(bad)
+
+
+async def test_feedback_on_postgresql_shares_the_thread_memory_pool_and_leaves_it_open(
+    tmp_path: Path,
+) -> None:
+    from bot.chat.memory import ThreadKey, Turn, build_thread_memory
+
+    if not _postgres_answers():
+        pytest.skip(f"no PostgreSQL answers at {POSTGRES_URL}: the shared pool not tested")
+    memory = await build_thread_memory(data_dir=tmp_path, database_url=POSTGRES_URL, ttl_days=30)
+    try:
+        store = await build_feedback_store(
+            data_dir=tmp_path, database_url=POSTGRES_URL, ttl_days=30, postgres=memory.postgres
+        )
+        assert store._db is memory.postgres  # no pool of its own
+        question_id = uuid.uuid4().hex[:16]
+        await store.keep_answer(_record(question_id, created=time.time()))
+        kept = await store.answer(question_id)
+        assert kept is not None and kept.passage_ids == ("people:leave.md#0", "people:leave.md#1")
+        await store.close()
+        key = ThreadKey("slack", "T1", "C1", f"{uuid.uuid4().hex}.0001")
+        await memory.remember(key, Turn(asked="q", question="q"))  # the pool outlived the feedback
+        assert [t.asked for t in await memory.turns(key)] == ["q"]
+    finally:
+        await memory.close()
+    assert not (tmp_path / "feedback.sqlite").exists()

@@ -143,7 +143,9 @@ async def test_memory_unreachable_postgres_at_start_names_database_url() -> None
         port = s.getsockname()[1]
     url = f"postgresql://postgres:secret-password@127.0.0.1:{port}/test"
     with pytest.raises(MemoryUnavailableError) as caught:
-        await build_thread_memory(data_dir=Path("/nonexistent"), database_url=url, ttl_days=30)
+        await build_thread_memory(
+            data_dir=Path("/nonexistent"), database_url=url, ttl_days=30, connect_seconds=0.5
+        )  # nothing listens: the pool would try for 10 s
     assert "DATABASE_URL" in str(caught.value)
     assert "secret-password" not in str(caught.value)
 
