@@ -10,10 +10,6 @@ import signal
 from dataclasses import dataclass, field
 
 from aiohttp import web
-from redis.asyncio import Redis
-from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_bolt.authorization import AuthorizeResult
-from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.chat.conversations import Conversations
@@ -21,15 +17,14 @@ from bot.chat.dedupe import EventDeduplicator, build_deduplicator
 from bot.chat.feedback import FeedbackDesk, FeedbackStore, FeedbackUnavailableError, build_feedback_store
 from bot.chat.intake import Intake
 from bot.chat.memory import MemoryUnavailableError, ThreadMemory, build_thread_memory
-from bot.chat.ratelimit import build_budget
 from bot.chat.scheduler import QuestionScheduler
 from bot.chat.service import ResearchService
 from bot.chat.stores import CONNECT_SECONDS
 from bot.metrics import ConferMetrics, build_metrics
 from bot.settings import ConferSettings, SettingsError
-from bot.slack.acks import AckFirstApp, AckWindow
-from bot.slack.app import SlackResponder, authorize_once, build_slack_app
-from bot.slack.gateway import APPEND_WINDOWS, UPDATE_WINDOWS, SlackGateway, share_session
+from bot.slack.acks import AckWindow
+from bot.slack.gateway import SlackGateway
+from bot.slack.surface import SlackSurface, build_slack_client
 from bot.teams.surface import TeamsSurface, build_teams_surface
 from bot.web import build_web_app
 from bot.wiring import build_service
@@ -70,22 +65,24 @@ class ConferServer:
     service: ResearchService
     scheduler: QuestionScheduler
     dedupe: EventDeduplicator
-    client: AsyncWebClient | None
+    slack: SlackSurface | None
     metrics: ConferMetrics
     intake: Intake
     host: str = "0.0.0.0"  # noqa: S104 (a server in a container listens on every interface)
     status_interval: float = 1.0
     port: int = 0
     _runner: web.AppRunner | None = None
-    _socket: AsyncSocketModeHandler | None = None
     _stopping: bool = field(default=False)
-    gateway: SlackGateway | None = None
     teams: TeamsSurface | None = None
     memory: ThreadMemory | None = None
-    _budget_redis: Redis | None = None
     feedback: FeedbackStore | None = None
     store_connect_seconds: float = CONNECT_SECONDS  # how long PostgreSQL is tried at start
     acks: AckWindow = field(default_factory=AckWindow)
+
+    @property
+    def gateway(self) -> SlackGateway | None:
+        """Slack's Web API gateway, once started."""
+        return self.slack.gateway if self.slack is not None else None
 
     async def ready(self) -> bool:
         """Taking questions, the search backend answers, and every collection has passages."""
@@ -107,21 +104,20 @@ class ConferServer:
         return missing
 
     async def start(self) -> None:
-        settings = self.settings
         await self.dedupe.check()  # REDIS_URL set but unreachable: stop here, not answer twice later
         await self._open_memory()
-        bolt = await self._build_bolt() if self.client is not None else None
-        socket_mode = bolt is not None and settings.slack_app_token is not None
+        slack = self.slack
+        if slack is not None:
+            slack.acks = self.acks
+            await slack.start(self.intake, status_interval=self.status_interval)
+        route = slack.route() if slack is not None else None
         app = build_web_app(
-            bolt=None if socket_mode else bolt,
             metrics=self.metrics,
             ready=self.ready,
+            slack=route,
             teams=self.teams.handle if self.teams is not None else None,
-            slack_signing_secret=(
-                settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
-            ),
         )
-        if bolt is not None and not socket_mode:
+        if route is not None:
             app.middlewares.append(self.acks.middleware)  # counts the acks in flight
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
@@ -130,10 +126,8 @@ class ConferServer:
         server = site._server
         if server is not None and getattr(server, "sockets", None):
             self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-        if socket_mode:
-            assert settings.slack_app_token is not None and bolt is not None
-            self._socket = AsyncSocketModeHandler(bolt, settings.slack_app_token.get_secret_value())
-            await self._socket.connect_async()  # type: ignore[no-untyped-call]
+        if slack is not None:
+            await slack.connect()  # Socket Mode
         unindexed = await self.unindexed()
         if unindexed:
             logger.warning(
@@ -145,8 +139,8 @@ class ConferServer:
             "confer serve listening",
             extra={
                 "port": self.port,
-                "socket_mode": socket_mode,
-                "slack": self.client is not None,
+                "socket_mode": self.slack is not None and self.slack.socket_mode,
+                "slack": self.slack is not None,
                 "teams": "local" if self.teams is not None and self.teams.local else self.teams is not None,
             },
         )
@@ -179,68 +173,24 @@ class ConferServer:
         self.intake.conversations = Conversations(memory=self.memory, metrics=self.metrics)
         self.intake.feedback = FeedbackDesk(store=self.feedback, metrics=self.metrics)
 
-    async def _build_bolt(self) -> AckFirstApp:
-        settings = self.settings
-        assert self.client is not None
-        redis = None
-        if settings.redis_url is not None:  # the workspace budgets are shared by every replica
-            redis = self._budget_redis = Redis.from_url(settings.redis_url.get_secret_value())
-        gateway = self.gateway = SlackGateway(
-            client=self.client,
-            metrics=self.metrics,
-            update_budget=build_budget(name="chat.update", windows=UPDATE_WINDOWS, redis=redis),
-            append_budget=build_budget(name="chat.appendStream", windows=APPEND_WINDOWS, redis=redis),
-        )
-        identity = await self._connect_slack(gateway)
-        responder = SlackResponder(
-            service=self.service,
-            gateway=gateway,
-            status_interval=self.status_interval,
-            progress=settings.slack_progress,
-        )
-        secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
-        return build_slack_app(
-            signing_secret=secret,
-            client=self.client,
-            responder=responder,
-            intake=self.intake,
-            identity=identity,
-            acks=self.acks,
-            allowed_bots=settings.slack_allowed_bots,
-            followups=settings.thread_followups,
-        )
-
-    async def _connect_slack(self, gateway: SlackGateway) -> AuthorizeResult:
-        """One pooled HTTP session for every Web API call (closed in ``stop``), and the bot's
-        identity asked once; a rejected token stops the start here."""
-        session = share_session(gateway.client)
-        try:
-            return await authorize_once(gateway)
-        except BaseException:
-            await session.close()
-            raise
-
     async def stop(self) -> int:
         """Stop taking questions, let running ones finish within the grace period, then close."""
         self._stopping = True
         await self.acks.flush(EVENTS_FLUSH_SECONDS)  # events acked a moment ago queue their questions
         interrupted = await self.scheduler.drain(self.settings.shutdown_grace)
-        if self._socket is not None:
-            await self._socket.close_async()  # type: ignore[no-untyped-call]
+        if self.slack is not None:
+            await self.slack.disconnect()
         if self._runner is not None:
             await self._runner.cleanup()
         await self.acks.flush(EVENTS_FLUSH_SECONDS)  # those acked while draining tell their askers
         await self.dedupe.close()
-        if self._budget_redis is not None:
-            await self._budget_redis.aclose()
         if self.feedback is not None:  # first: with PostgreSQL it uses the memory's pool
             await self.feedback.close()
         if self.memory is not None:
             await self.memory.close()
         await self.service.close()
-        session = getattr(self.client, "session", None)
-        if session is not None:
-            await session.close()
+        if self.slack is not None:
+            await self.slack.close()
         return interrupted
 
 
@@ -253,13 +203,7 @@ def build_server(
 ) -> ConferServer:
     check_serve_settings(settings)
     metrics = build_metrics()
-    client = None
-    if settings.slack_bot_token is not None:
-        base_url = (settings.slack_api_url + "/") if settings.slack_api_url else AsyncWebClient.BASE_URL
-        # No default resends: the gateway installs its own handlers, for what is safe to send twice.
-        client = AsyncWebClient(
-            token=settings.slack_bot_token.get_secret_value(), base_url=base_url, retry_handlers=[]
-        )
+    client = build_slack_client(settings)
     redis_url = settings.redis_url.get_secret_value() if settings.redis_url else None
     service = build_service(settings, metrics=metrics, backend=backend)
     scheduler = QuestionScheduler(max_concurrent=settings.max_concurrent_questions)
@@ -273,7 +217,7 @@ def build_server(
         service=service,
         scheduler=scheduler,
         dedupe=dedupe,
-        client=client,
+        slack=SlackSurface(client=client, settings=settings, metrics=metrics) if client is not None else None,
         metrics=metrics,
         intake=intake,
         port=settings.port,

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from graph.research.planning import CollectionAccessError, check_requested
     from graph.research.question import comparison_sides, extract_targets
     from graph.runner import stream_research
+    from graph.store import postgres_store, process_store, sqlite_store
     from graph.verify.citations import is_supported
 
 # Each public name and the module that defines it.
@@ -80,6 +81,9 @@ _HOMES = {
     "comparison_sides": "graph.research.question",
     "extract_targets": "graph.research.question",
     "stream_research": "graph.runner",
+    "postgres_store": "graph.store",
+    "process_store": "graph.store",
+    "sqlite_store": "graph.store",
     "is_supported": "graph.verify.citations",
 }
 
@@ -116,6 +120,9 @@ __all__ = [
     "comparison_sides",
     "extract_targets",
     "is_supported",
+    "postgres_store",
+    "process_store",
+    "sqlite_store",
     "stream_research",
     "subject_of",
     "suggest_followups",

@@ -3,11 +3,11 @@
 
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from cachetools import TTLCache
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
@@ -31,10 +31,24 @@ class EventDeduplicator(Protocol):
     async def close(self) -> None: ...
 
 
+class _Seen(TTLCache[str, bool]):
+    """Delivery ids for ``ttl`` seconds, at most ``maxsize``; the oldest forgotten early is counted."""
+
+    def __init__(
+        self, maxsize: int, ttl: float, timer: Callable[[], float], evicted: Callable[[], None]
+    ) -> None:
+        super().__init__(maxsize, ttl, timer=timer)
+        self._evicted = evicted
+
+    def popitem(self) -> tuple[str, bool]:
+        item = super().popitem()
+        self._evicted()
+        return item
+
+
 class MemoryDeduplicator:
-    """In-process, for one replica: ids in arrival order (so in expiry order, with one TTL); expired
-    ones leave from the front as they are passed, and when ``max_entries`` are held the oldest is
-    forgotten early (counted). Constant work per event, bounded memory."""
+    """In-process, for one replica: ids kept ``ttl`` seconds in a ``cachetools.TTLCache``; when
+    ``max_entries`` are held the oldest is forgotten early (counted). Bounded memory."""
 
     def __init__(
         self,
@@ -44,29 +58,21 @@ class MemoryDeduplicator:
         metrics: ConferMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._ttl = ttl
-        self._clock = clock
-        self._max = max_entries
         self._metrics = metrics
-        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._seen = _Seen(max_entries, ttl, clock, self._evicted)
+
+    def _evicted(self) -> None:
+        if self._metrics is not None:
+            self._metrics.dedupe_evictions.inc()
 
     def __len__(self) -> int:
+        self._seen.expire()
         return len(self._seen)
 
     async def first_delivery(self, event_id: str) -> bool:
-        now = self._clock()
-        while self._seen:
-            oldest, expiry = next(iter(self._seen.items()))
-            if expiry > now:
-                break
-            del self._seen[oldest]
         if event_id in self._seen:
             return False
-        if len(self._seen) >= self._max:
-            self._seen.popitem(last=False)
-            if self._metrics is not None:
-                self._metrics.dedupe_evictions.inc()
-        self._seen[event_id] = now + self._ttl
+        self._seen[event_id] = True
         if self._metrics is not None:
             self._metrics.dedupe_entries.set(len(self._seen))
         return True

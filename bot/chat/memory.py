@@ -31,6 +31,7 @@ from bot.chat.stores import (
     open_postgres,
     open_sqlite,
 )
+from graph import postgres_store, process_store, sqlite_store
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -169,9 +170,7 @@ class ThreadMemory:
 
 def build_local_memory() -> ThreadMemory:
     """Memory for one process only (the terminal's conversation): gone when the process ends."""
-    from langgraph.store.memory import InMemoryStore
-
-    return ThreadMemory(InMemoryStore(), ttl_days=None, backend="process", closer=contextlib.AsyncExitStack())
+    return ThreadMemory(process_store(), ttl_days=None, backend="process", closer=contextlib.AsyncExitStack())
 
 
 async def build_thread_memory(
@@ -181,15 +180,14 @@ async def build_thread_memory(
 
     Raises ``MemoryUnavailableError`` naming ``DATABASE_URL`` (or the data folder) when the store
     cannot be opened; the message never contains the URL (it may hold a password)."""
-    ttl = {"default_ttl": ttl_days * 24 * 60, "refresh_on_read": False}
     closer = contextlib.AsyncExitStack()
     postgres = None
     try:
         if database_url:
-            store, postgres = await _open_postgres(database_url, ttl, closer, connect_seconds)
+            store, postgres = await _open_postgres(database_url, ttl_days, closer, connect_seconds)
             backend = "postgresql"
         else:
-            store = await _open_sqlite(data_dir / MEMORY_FILE, ttl, closer)
+            store = await _open_sqlite(data_dir / MEMORY_FILE, ttl_days, closer)
             backend = "sqlite"
     except BaseException:
         await closer.aclose()
@@ -197,9 +195,7 @@ async def build_thread_memory(
     return ThreadMemory(store, ttl_days=ttl_days, backend=backend, closer=closer, postgres=postgres)
 
 
-async def _open_sqlite(path: Path, ttl: Any, closer: contextlib.AsyncExitStack) -> Any:
-    from langgraph.store.sqlite.aio import AsyncSqliteStore
-
+async def _open_sqlite(path: Path, ttl_days: float, closer: contextlib.AsyncExitStack) -> Any:
     try:
         database = await open_sqlite(path)
     except StoreOpenError as exc:
@@ -208,8 +204,7 @@ async def _open_sqlite(path: Path, ttl: Any, closer: contextlib.AsyncExitStack) 
         ) from None
     closer.push_async_callback(database.close)
     try:
-        store = AsyncSqliteStore(database.conn, ttl=ttl)
-        await store.setup()
+        store = await sqlite_store(database.conn, ttl_days=ttl_days)
     except (OSError, sqlite3.Error) as exc:
         raise MemoryUnavailableError(
             f"CONFER_DATA_DIR: cannot open the thread memory at {path} ({type(exc).__name__})"
@@ -218,9 +213,8 @@ async def _open_sqlite(path: Path, ttl: Any, closer: contextlib.AsyncExitStack) 
 
 
 async def _open_postgres(
-    url: str, ttl: Any, closer: contextlib.AsyncExitStack, connect_seconds: float
+    url: str, ttl_days: float, closer: contextlib.AsyncExitStack, connect_seconds: float
 ) -> tuple[Any, PostgresDatabase]:
-    from langgraph.store.postgres.aio import AsyncPostgresStore
     from psycopg import Error as PsycopgError
     from psycopg_pool import PoolTimeout
 
@@ -234,9 +228,8 @@ async def _open_postgres(
             "database and credentials, or unset DATABASE_URL to keep memory in CONFER_DATA_DIR)"
         ) from None
     closer.push_async_callback(database.close)
-    store = AsyncPostgresStore(database.pool, ttl=ttl)
     try:
-        await store.setup()
+        store = await postgres_store(database.pool, ttl_days=ttl_days)
     except (PoolTimeout, PsycopgError, OSError) as exc:
         raise MemoryUnavailableError(
             f"DATABASE_URL: cannot create the thread memory tables ({type(exc).__name__})"

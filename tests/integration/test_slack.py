@@ -10,7 +10,7 @@ import pytest
 from aiohttp import ClientSession
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from bot import web
+from bot.slack import surface as slack_surface
 from retrieval.collections import ChannelPolicy
 from tests.integration.conftest import Harness
 
@@ -76,7 +76,7 @@ async def test_bolt_reads_a_mention_after_its_ack_and_a_command_before_its_answe
         built_in.append(task.get_name() if task is not None else "")
         return real(**kwargs)
 
-    monkeypatch.setattr(web, "AsyncBoltRequest", bolt_request)
+    monkeypatch.setattr(slack_surface, "AsyncBoltRequest", bolt_request)
     assert await harness.slack.mention("How long is parental leave?") == (200, "")
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
     assert built_in == ["confer-slack-event"]
