@@ -339,7 +339,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
     import json
 
     from bot.errors import DatasetError
-    from bot.evaluation.run import evaluate, markdown_report, questions_jsonl, write_plots
+    from bot.evaluation.report import markdown_report, questions_jsonl, write_plots
+    from bot.evaluation.suites import evaluate
     from retrieval.errors import CollectionsFileError
 
     if not args.dataset.is_dir():
@@ -395,7 +396,8 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
 async def _eval_conversations(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
     import json
 
-    from bot.evaluation.run import conversation_markdown, evaluate_conversations
+    from bot.evaluation.report import conversation_markdown
+    from bot.evaluation.suites import evaluate_conversations
 
     with _progress(err) as progress:
         task = progress.add_task("conversations", total=None)

@@ -1,8 +1,7 @@
 from typing import cast
 
-from bot.evaluation.run import (
-    EvalQuestion,
-    EvidenceHidingBackend,
+from bot.evaluation.datasets import EvalQuestion
+from bot.evaluation.scoring import (
     QuestionResult,
     f1,
     followup_report,
@@ -13,6 +12,7 @@ from bot.evaluation.run import (
     summarize,
     token_recall,
 )
+from bot.evaluation.suites import EvidenceHidingBackend
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection
 from retrieval.passages import Passage
