@@ -80,7 +80,7 @@ class Delivery:
 
     thread: ChatThread
     status_interval: float = 1.0
-    key: ThreadKey | None = None  # the thread's key when the message had none (a new thread)
+    key: ThreadKey | None = None  # the thread's key; used when the message had none (a new thread)
     on_undelivered: Callable[[], Awaitable[None]] | None = None  # nothing reached the thread
 
 
@@ -99,7 +99,7 @@ class Taken:
 class Voted:
     record: VoteRecord | None  # ``None``: not kept (the store is down), or a redelivery
     duplicate: bool = False
-    explained: bool = False  # a reason came with the vote
+    explained: bool = False  # a reason came with the vote, and it was kept
 
 
 @dataclass
@@ -156,10 +156,6 @@ class Intake:
             return False
         return True
 
-    @property
-    def accepting(self) -> bool:
-        return self.scheduler.accepting
-
     async def first(self, delivery: str) -> bool:
         """Whether ``delivery`` is seen for the first time (a redelivery is counted)."""
         if await self.dedupe.first_delivery(delivery):
@@ -206,10 +202,9 @@ class Intake:
         if delivery and not await self.first(delivery):
             return Voted(None, duplicate=True)
         record = await self.desk.vote(answer_id, vote, place=place, voter=voter)
-        explained = False
-        if record is not None and reason is not None:
-            await self.desk.explain(record.id, reason, comment)
-            explained = True
+        explained = (
+            record is not None and reason is not None and await self.desk.explain(record.id, reason, comment)
+        )
         return Voted(record, explained=explained)
 
     async def explain(self, vote_id: str, reason: Reason, comment: str = "") -> bool:
@@ -224,9 +219,10 @@ class Intake:
                 return
             key = message.key or delivery.key
             prepared = await self._prepare(message, question, key)
-            conversations = self.conversations if prepared is not None and key is not None else None
-            if conversations is not None and prepared is not None and key is not None:
-                await conversations.begin(key, prepared)
+            memory = (self.conversations, key, prepared) if self.conversations and key and prepared else None
+            if memory is not None:
+                conversations, thread, turn = memory
+                await conversations.begin(thread, turn)
             searching = prepared.searching if prepared is not None else ""
             if message.shows_question:
                 searching = searching or question.text
@@ -242,8 +238,8 @@ class Intake:
                 key=key,
                 feedback=self.feedback,
             )
-            if conversations is not None and prepared is not None and key is not None:
-                await conversations.remember(key, prepared, answer)
+            if memory is not None:
+                await conversations.remember(thread, turn, answer)
 
     async def _prepare(self, message: Message, question: Question, key: ThreadKey | None) -> Prepared | None:
         """The question read with its thread: a follow-up made standalone, earlier collections
@@ -253,12 +249,16 @@ class Intake:
         if message.key is None:  # a thread opened for this question: nothing earlier to read
             standalone = Standalone(question.text, subject_of(question.text), "as_asked")
             return Prepared(question, standalone, question.text, False)
-        context: Sequence[PriorTurn] = ()
-        if message.history is not None and not await self.answered(message):
-            context = await message.history.earlier()
         try:
+            context: Sequence[PriorTurn] = ()
+            # A reply was taken because Confer answered there; a mention reads the thread unless it did.
+            if message.history is not None and not message.followup_only and not await self.answered(message):
+                context = await message.history.earlier()
             return await self.conversations.prepare(
                 self.service, key, message.text, channel=message.place, context=context
             )
         except (EmptyQuestionError, CollectionAccessError):
             return None  # checked before it was queued; the question stands as asked
+        except Exception:  # the thread's memory or the rewrite failed: never the answer
+            logger.exception("could not read the question with its thread; answering it as asked")
+            return None

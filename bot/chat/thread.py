@@ -90,6 +90,14 @@ class LiveAnswer(Protocol):
 
 
 @runtime_checkable
+class PlainAnswer(Protocol):
+    """A capability some threads have: their answer shows no footer (a private reply), so no
+    suggested follow-ups are asked for."""
+
+    plain_answer: bool
+
+
+@runtime_checkable
 class EditableAnswer(Protocol):
     """A capability some threads have: the answer they posted last can be replaced in place. The
     core uses it to add suggested follow-ups that came after the answer was posted."""
@@ -191,7 +199,10 @@ async def answer_in_thread(
             writer.update(lambda s: setattr(s, "phase", "researching"))
             answer = await service.answer(question, surface=surface, on_event=_progress(writer, thread))
         footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
-        suggesting = asyncio.create_task(_with_suggestions(service, question, answer, footer))
+        if isinstance(thread, PlainAnswer):
+            suggesting = asyncio.create_task(_as_is(footer))
+        else:
+            suggesting = asyncio.create_task(_with_suggestions(service, question, answer, footer))
         await asyncio.wait({suggesting}, timeout=SUGGESTIONS_WAIT)
         await writer.first_post()  # the status stays above the answer
         if isinstance(thread, StreamingThread) and thread.streaming:
@@ -232,6 +243,10 @@ async def answer_in_thread(
     if isinstance(thread, StreamingThread):
         await thread.end_stream()
     return answered
+
+
+async def _as_is(footer: AnswerFooter) -> AnswerFooter:
+    return footer
 
 
 async def _with_suggestions(

@@ -355,7 +355,10 @@ def build_slack_app(
         }.get(taken.outcome, "")
         if taken.refusal is not None:
             text = _access_message(taken.refusal)
-        await ack(response_type="ephemeral", text=text)
+        if text:
+            await ack(response_type="ephemeral", text=text)
+        else:
+            await ack()
 
     @app.action(FEEDBACK_ACTION)
     @app.action(re.compile(rf"^({'|'.join(LEGACY_FEEDBACK_ACTIONS)})$"))
@@ -460,12 +463,15 @@ def _command_opener(responder: SlackResponder, intake: Intake, command: SlashCom
     @contextlib.asynccontextmanager
     async def open_thread(question: Question) -> AsyncIterator[Delivery | None]:
         asker = f"<@{command.user}>" if is_user_id(command.user) else "Someone"
+        root: dict[str, Any] | None = None
         try:
             root = await responder.post(
                 command.channel, None, messages.asked_by(asker, neutralize(question.text))
             )
         except SlackCallError as error:
             logger.warning("could not post the question; answering privately", extra={"error": error.error})
+        thread_ts = str(root.get("ts", "")) if root is not None else ""
+        if not thread_ts:
             told = await _tell_through_response_url(
                 responder, intake.metrics, command, messages.ANSWERING_PRIVATELY
             )
@@ -474,7 +480,7 @@ def _command_opener(responder: SlackResponder, intake: Intake, command: SlashCom
         yield await responder.delivery(
             team=command.team,
             channel=command.channel,
-            thread_ts=str(root.get("ts", "")),
+            thread_ts=thread_ts,
             user=command.user,
             on_undelivered=undelivered,
         )
@@ -489,6 +495,7 @@ class PrivateThread:
 
     responder: SlackResponder
     command: SlashCommand
+    plain_answer = True  # an ephemeral reply: no feedback buttons, no suggested follow-ups
 
     async def post_status(self, state: StatusState) -> None:
         """The asker was told the answer comes privately; there is no status to show."""

@@ -147,8 +147,8 @@ class TeamsSurface:
         if taken.outcome == "shutting_down":
             return web.json_response({"error": "shutting down"}, status=503)
         reply = self._reply_to(parsed, taken)
-        if reply is not None:
-            self.intake.later(self._run(parsed, claims, reply), name="confer-teams")
+        if reply is not None and not self.intake.later(self._run(parsed, claims, reply), name="confer-teams"):
+            return web.json_response({"error": "shutting down"}, status=503)
         return web.Response(status=202)
 
     def _reply_to(self, message: TeamsMessage, taken: Taken) -> Job | None:

@@ -187,3 +187,20 @@ async def test_nothing_new_is_taken_while_shutting_down(intake: Intake) -> None:
     assert (await intake.take(message, opener_for(thread, opened))).outcome == "shutting_down"
     await asyncio.sleep(0)
     assert opened == []
+
+
+async def test_a_thread_that_cannot_be_read_still_gets_its_answer(
+    intake: Intake, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the rewrite failed")
+
+    assert intake.conversations is not None
+    monkeypatch.setattr(intake.conversations, "prepare", broken)
+    thread, opened = RecordingThread(), list[Question]()
+    key = ThreadKey("chat", "team", "C-ALL", "t4")
+    message = Message(text="I lost my laptop on a business trip", place="C-ALL", surface="mention", key=key)
+    assert (await intake.take(message, opener_for(thread, opened))).outcome == "queued"
+    await _settled(intake)
+    assert len(thread.answers) == 1 and thread.answers[0].citations  # answered as asked
+    assert "answering it as asked" in caplog.text
