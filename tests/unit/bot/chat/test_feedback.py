@@ -16,7 +16,7 @@ from bot.chat.feedback import (
     build_feedback_store,
 )
 from bot.metrics import build_metrics
-from tests.unit.bot.test_memory import POSTGRES_URL, _postgres_answers
+from tests.unit.bot.chat.test_memory import POSTGRES_URL, _postgres_answers
 
 OpenStore = Callable[..., Awaitable[FeedbackStore]]
 
