@@ -18,8 +18,9 @@ from functools import cached_property
 
 from graph.research.question import AnswerType, expected_answer, key_entities, key_terms
 from retrieval.language import DEFAULT_LANGUAGE, FUNCTION_WORDS, detect_language, stem_in, stem_tuple_in
+from retrieval.names import name_words
 from retrieval.passages import Passage
-from retrieval.text import STOPWORDS, tokens, words
+from retrieval.text import tokens, words
 
 # The best sentence must carry at least this share of the question's key-term weight (its own
 # words, plus its passage title at half weight) for the evidence to count as answering.
@@ -118,7 +119,6 @@ _NUMBER_WORDS = frozenset(
     """two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
     hundred thousand million billion dozen""".split()
 )
-_CAPITALIZED_RE = re.compile(r"(?<=[\s(\"“,;])([A-Z][\w'’.-]*)")
 
 
 def offers_answer(focus: QuestionFocus, sentence: str) -> bool:
@@ -132,9 +132,7 @@ def offers_answer(focus: QuestionFocus, sentence: str) -> bool:
         return bool(years) or any(w in _MONTHS and w not in asked for w in words(sentence))
     if focus.asks == "number":
         return any((_has_digit(w) or w in _NUMBER_WORDS) and w not in asked for w in words(sentence))
-    return any(
-        w.lower() not in asked and w.lower() not in STOPWORDS for w in _CAPITALIZED_RE.findall(sentence)
-    )
+    return any(w not in asked for w in name_words(sentence))
 
 
 def term_coverage(focus: QuestionFocus, sentence: str, title: str) -> float:
