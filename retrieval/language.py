@@ -184,7 +184,7 @@ def _stems_in(text: str, language: str) -> tuple[str, ...]:
     primed = _PRIMED.get((text, language))
     if primed is not None:
         return tuple(primed.split()) if isinstance(primed, str) else primed
-    return tuple(content_stems(tokens(text), language))
+    return tuple(sorted(content_stems(tokens(text), language)))
 
 
 # Snowball stems stored with passages at index time, as ``retrieval.text`` keeps its primed analyses.

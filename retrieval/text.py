@@ -152,7 +152,7 @@ def _stems(text: str) -> tuple[str, ...]:
     analysed = _PRIMED_SENTENCES.get(text)
     if analysed is not None:
         return analysed[1]
-    return tuple(term_stems(_words(text)))
+    return tuple(sorted(term_stems(_words(text))))
 
 
 def unique(items: Iterable[str]) -> list[str]:
@@ -214,7 +214,7 @@ def _sentence_stems(text: str) -> tuple[tuple[AnalysedSentence, ...], tuple[str,
     everything = set(_stems(" ".join(markers)))
     for _, own, _ in sentences:
         everything.update(own)
-    return sentences, tuple(everything)
+    return sentences, tuple(sorted(everything))
 
 
 _BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")

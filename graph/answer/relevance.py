@@ -72,7 +72,7 @@ class QuestionFocus:
     @cached_property
     def total(self) -> float:
         """The key terms' weight together (read for every sentence scored: summed once)."""
-        return sum(self.weights.values())
+        return math.fsum(self.weights.values())
 
     @property
     def empty(self) -> bool:
@@ -142,7 +142,7 @@ def term_coverage(focus: QuestionFocus, sentence: str, title: str) -> float:
     own = focus.stems(sentence) & focus.weights.keys()
     titled = (focus.stems(title) & focus.weights.keys()) - own
     weight = focus.weights.__getitem__  # summed through ``map``: cheaper than a generator
-    return (sum(map(weight, own)) + 0.5 * sum(map(weight, titled))) / focus.total
+    return (math.fsum(map(weight, own)) + 0.5 * math.fsum(map(weight, titled))) / focus.total
 
 
 def names_entity(entity: tuple[str, ...], text_words: set[str]) -> bool:
@@ -264,7 +264,7 @@ def assess_coverage(
     )
     absent = [s for s in focus.weights if s not in everywhere]
     missing_terms = tuple(s for s in absent if focus.weights[s] / total >= CENTRAL_TERM_SHARE)
-    missing_share = sum(focus.weights[s] for s in absent) / total
+    missing_share = math.fsum(focus.weights[s] for s in absent) / total
     best_coverage = max(term_coverage(focus, text, p.title) for text, p in best) if focus.total else 1.0
     joint = " ".join(text for text, _ in best[:JOINT_SENTENCES])
     joint_titles = " ".join(p.title for _, p in best[:JOINT_SENTENCES])

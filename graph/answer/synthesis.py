@@ -445,7 +445,9 @@ def _by_novelty(
     def novel(i: int) -> float:
         known = sum(1 for e in named[i] if entity_stems[e] and entity_stems[e] <= covered)
         return (
-            pending[i][0] - discount * sum(focus.weights[s] for s in hits[i] & covered) - per_entity * known
+            pending[i][0]
+            - discount * math.fsum(focus.weights[s] for s in hits[i] & covered)
+            - per_entity * known
         )
 
     for _ in range(picks):
@@ -539,7 +541,7 @@ def _completing(
     best_gain = 0.0
     for item in ranked:
         new = (focus.stems(item[1].text) & focus.weights.keys()) - covered
-        gain = sum(focus.weights[s] for s in new)
+        gain = math.fsum(focus.weights[s] for s in new)
         if gain <= 0:
             continue
         gain += ANSWER_BONUS * focus.total * offers_answer(focus, item[1].text)
