@@ -209,17 +209,16 @@ def _find_names(text: str, language: str, sentences: bool) -> tuple[Name, ...]:
             close()
             sentence_start = sentence_start or (sentences and token in _SENTENCE_END)
             continue
-        key = _key(core)
-        capital = core[0].isupper() and not (
-            not _acronym(core)
-            and sentence_start
-            and (key in NOT_NAMES or key in OPENERS or key in function_words or nouns_capitalised)
-        )
-        if capital or (run and core[0].isdigit()):
+        first = core[0]
+        capital = first.isupper()
+        if capital and sentence_start and not _acronym(core):
+            key = _key(core)
+            capital = not (key in NOT_NAMES or key in OPENERS or key in function_words or nouns_capitalised)
+        if capital or (run and first.isdigit()):
             if not run:
                 run_opens = sentence_start
             run.append(match)
-        elif run and key in JOINERS and core[0].islower():
+        elif run and core in JOINERS:  # lower-case as they stand
             run.append(match)
         else:
             close()
