@@ -25,8 +25,10 @@ from retrieval.text import defer_analysis, prime_analysis, sentence_analysis, st
 
 # The stored form's own version: a form read otherwise (a field added, moved or meaning more) must
 # not be read by code expecting this one. 2: the text's light stems stored whole, not only the list
-# markers' (reading a passage no longer takes their union with every sentence's).
-_FORM = 2
+# markers' (reading a passage no longer takes their union with every sentence's). 3: every stem list
+# stored sorted, as the caches compute it (a stem list's order decides the order floats are summed
+# in, and an answer must not depend on whether a text was analysed here or read from the index).
+_FORM = 3
 # The Snowball stemmers: the pure-Python one, and PyStemmer's C build, which it uses when installed.
 STEMMERS = ("snowballstemmer", "PyStemmer")
 # Splitting (abbreviations, initials, list markers, quotes), apostrophes, numbers, stopwords, the

@@ -12,7 +12,16 @@ from typing import Any
 
 import snowballstemmer
 
-from retrieval.text import STEM_TABLE_SIZE, STOPWORDS, TEXT_CACHE_SIZE, is_term, read_deferred, tokens, words
+from retrieval.text import (
+    STEM_TABLE_SIZE,
+    STOPWORDS,
+    TEXT_CACHE_SIZE,
+    fold,
+    is_term,
+    read_deferred,
+    tokens,
+    words,
+)
 
 DEFAULT_LANGUAGE = "en"
 
@@ -72,6 +81,8 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
         "min mitt vi vår för med av till i på vid inte kan måste får har".split()
     ),
 }
+# Read as ``words`` reads text: diacritics folded ("für" is "fur").
+FUNCTION_WORDS = {lang: frozenset(map(fold, vocabulary)) for lang, vocabulary in FUNCTION_WORDS.items()}
 
 
 def detect_language(text: str) -> str:
@@ -173,7 +184,7 @@ def _stems_in(text: str, language: str) -> tuple[str, ...]:
     primed = _PRIMED.get((text, language))
     if primed is not None:
         return tuple(primed.split()) if isinstance(primed, str) else primed
-    return tuple(content_stems(tokens(text), language))
+    return tuple(sorted(content_stems(tokens(text), language)))
 
 
 # Snowball stems stored with passages at index time, as ``retrieval.text`` keeps its primed analyses.
@@ -202,7 +213,8 @@ MIN_PREFIX = 4
 
 def foreign_stems(query: str) -> list[str]:
     """For a question that is not in English: the stems of its content words in its own language
-    (at least ``MIN_PREFIX`` letters, diacritics kept), to search as prefixes beside the words."""
+    (at least ``MIN_PREFIX`` letters, diacritics folded as the index folds them), to search as
+    prefixes beside the words."""
     language = detect_language(query)
     if language == DEFAULT_LANGUAGE:
         return []

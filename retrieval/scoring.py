@@ -22,7 +22,6 @@ characters; FTS5 leaves others as they are).
 
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from retrieval.passages import Passage
+from retrieval.text import fold
 
 LEXICAL_WEIGHT = 0.5
 K1 = 1.2
@@ -54,17 +54,10 @@ def _stem(token: str) -> str:
     return stemmed
 
 
-def _fold(text: str) -> str:
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
-
-
 @lru_cache(maxsize=4096)
 def fts_tokens(text: str) -> tuple[str, ...]:
     """The tokens FTS5's porter tokenizer makes of ``text`` (as near as Python gets)."""
-    return tuple(_stem(t) for t in _TOKEN_RE.findall(_fold(text)))
+    return tuple(_stem(t) for t in _TOKEN_RE.findall(fold(text)))
 
 
 @dataclass(frozen=True)
@@ -82,7 +75,7 @@ def query_phrases(match: str) -> list[QueryPhrase]:
     for part in match.split(" OR "):
         prefix = part.endswith("*")
         body = part.rstrip("*").strip('"').replace('""', '"')
-        tokens = tuple(t for t in _TOKEN_RE.findall(_fold(body)))
+        tokens = tuple(t for t in _TOKEN_RE.findall(fold(body)))
         if prefix:
             tokens = tuple(_stem(t) for t in tokens[:-1]) + tokens[-1:]
         else:

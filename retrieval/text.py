@@ -1,10 +1,23 @@
-"""Lexical helpers shared by the backends and the research graph: words, terms, sentences."""
+"""Lexical helpers shared by the backends and the research graph: words, terms, sentences.
+
+Every rule reads words through ``words``/``tokens``, so the text handling below holds everywhere:
+
+- Unicode is folded: compatibility forms decomposed and combining marks dropped ("Tekezé" reads as
+  "tekeze", "ﬁ" as "fi"), as the search index's tokenizer does (FTS5 ``remove_diacritics 2``);
+- a possessive is its owner ("Confederation's" and "Confederation’s" read as "confederation", "weeks'"
+  as "weeks"), and other apostrophes inside a word are dropped ("O'Brien" reads as "obrien");
+- hyphens and dashes separate words ("Medi-Gel" reads as "medi", "gel"), in the text as in the
+  question, so a hyphenated name matches itself.
+"""
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
-_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_WORD_RE = re.compile(r"[^\W_]+(?:['’ʼ][^\W_]+)?", re.UNICODE)
+APOSTROPHES = "'’ʼ"
+_POSSESSIVE_RE = re.compile(r"['’ʼ]s$")
 
 STOPWORDS = frozenset(
     """
@@ -31,8 +44,17 @@ _SUFFIXES = ("ies", "ing", "ed", "es", "s")
 TEXT_CACHE_SIZE = 4096
 
 
+def fold(text: str) -> str:
+    """``text`` lower-cased, with compatibility forms decomposed and diacritics removed."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens, apostrophes folded away."""
+    """Lower-cased word tokens, diacritics folded, possessives read as their owner, other
+    apostrophes dropped."""
     return list(_words(text))
 
 
@@ -51,10 +73,18 @@ _ASCII_GAPS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isaln
 def _words(text: str) -> tuple[str, ...]:
     if text.isascii() and "'" not in text:
         return tuple(text.lower().translate(_ASCII_GAPS).split())
-    found = _WORD_RE.findall(text.lower())
-    if "'" in text or "’" in text:
-        return tuple(w.replace("’", "").replace("'", "") for w in found)
+    found = _WORD_RE.findall(fold(text))
+    if any(a in text for a in APOSTROPHES):
+        return tuple(_unapostrophed(w) for w in found)
     return tuple(found)
+
+
+def _unapostrophed(word: str) -> str:
+    """A possessive's owner ("confederation's"), or the word without its apostrophe ("obrien")."""
+    word = _POSSESSIVE_RE.sub("", word)
+    for apostrophe in APOSTROPHES:
+        word = word.replace(apostrophe, "")
+    return word
 
 
 # Three stemmers, each where it is needed: this light one for answer writing's lexical matching
@@ -133,7 +163,7 @@ def _stems(text: str) -> tuple[str, ...]:
     analysed = _PRIMED_SENTENCES.get(text)
     if analysed is not None:
         return analysed[1]
-    return tuple(term_stems(_words(text)))
+    return tuple(sorted(term_stems(_words(text))))
 
 
 def unique(items: Iterable[str]) -> list[str]:
@@ -195,7 +225,7 @@ def _sentence_stems(text: str) -> tuple[tuple[AnalysedSentence, ...], tuple[str,
     everything = set(_stems(" ".join(markers)))
     for _, own, _ in sentences:
         everything.update(own)
-    return sentences, tuple(everything)
+    return sentences, tuple(sorted(everything))
 
 
 _BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")

@@ -52,15 +52,15 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     counts = Counter(found)
     n = len(analysed) or 1
     weights = {s: math.log(1 + n / (1 + counts[s])) + 0.1 for s in query_stems}
-    total = sum(weights.values())
+    total = math.fsum(weights.values())
     if not total or not passages:
         return []
     top_score = max(p.score for p in passages) or 1.0
     # What does not change between picks is computed once per sentence: its query stems (hits),
     # its coverage, its prior (passage score and rank) and whether it is about the document itself.
     # ``bound`` is a sentence's value while none of its hits is covered yet, and never less than
-    # its value later: the novelty sums the same weights in the same order, some halved, and
-    # floating-point sums and products of non-negative terms are monotone. A pick skips every
+    # its value later: the novelty sums the same weights, some halved, and
+    # exactly rounded sums (``math.fsum``) and products of non-negative terms are monotone. A pick skips every
     # sentence whose bound cannot beat the best value so far, and a sentence none of whose hits is
     # covered is worth exactly its bound. Only sentences with hits become candidates.
     candidates: list[tuple[str, Sequence[str], AbstractSet[str], float, float, bool, Passage, float]] = []
@@ -76,9 +76,9 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
                 continue
             if is_heading(sentence, passage.title):
                 continue
-            gain = sum(map(weight, hits))
+            gain = math.fsum(map(weight, hits))
             # Most titles carry no query stem: their half-weighted sum (0.0) is not added.
-            titled = 0.5 * sum(map(weight, title_stems - hits)) if title_stems else 0.0
+            titled = 0.5 * math.fsum(map(weight, title_stems - hits)) if title_stems else 0.0
             coverage = (gain + titled) / total
             meta = sentence[:1] in "tT" and _ABOUT_THE_DOCUMENT.match(sentence) is not None
             bound = 0.6 * (gain / total) + 0.15 * coverage + 0.25 * prior
@@ -95,7 +95,7 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
             if bound <= best_value:
                 continue  # its value is at most its bound: it cannot be the best
             if covered and not covered.isdisjoint(hits):
-                novelty = sum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
+                novelty = math.fsum(weights[s] * (0.5 if s in covered else 1.0) for s in hits) / total
                 value = 0.6 * novelty + 0.15 * coverage + 0.25 * prior
                 if meta:
                     value *= META_PENALTY

@@ -18,8 +18,9 @@ from functools import cached_property
 
 from graph.research.question import AnswerType, expected_answer, key_entities, key_terms
 from retrieval.language import DEFAULT_LANGUAGE, FUNCTION_WORDS, detect_language, stem_in, stem_tuple_in
+from retrieval.names import name_words
 from retrieval.passages import Passage
-from retrieval.text import STOPWORDS, tokens, words
+from retrieval.text import tokens, words
 
 # The best sentence must carry at least this share of the question's key-term weight (its own
 # words, plus its passage title at half weight) for the evidence to count as answering.
@@ -71,7 +72,7 @@ class QuestionFocus:
     @cached_property
     def total(self) -> float:
         """The key terms' weight together (read for every sentence scored: summed once)."""
-        return sum(self.weights.values())
+        return math.fsum(self.weights.values())
 
     @property
     def empty(self) -> bool:
@@ -118,7 +119,6 @@ _NUMBER_WORDS = frozenset(
     """two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
     hundred thousand million billion dozen""".split()
 )
-_CAPITALIZED_RE = re.compile(r"(?<=[\s(\"“,;])([A-Z][\w'’.-]*)")
 
 
 def offers_answer(focus: QuestionFocus, sentence: str) -> bool:
@@ -132,9 +132,7 @@ def offers_answer(focus: QuestionFocus, sentence: str) -> bool:
         return bool(years) or any(w in _MONTHS and w not in asked for w in words(sentence))
     if focus.asks == "number":
         return any((_has_digit(w) or w in _NUMBER_WORDS) and w not in asked for w in words(sentence))
-    return any(
-        w.lower() not in asked and w.lower() not in STOPWORDS for w in _CAPITALIZED_RE.findall(sentence)
-    )
+    return any(w not in asked for w in name_words(sentence))
 
 
 def term_coverage(focus: QuestionFocus, sentence: str, title: str) -> float:
@@ -144,7 +142,7 @@ def term_coverage(focus: QuestionFocus, sentence: str, title: str) -> float:
     own = focus.stems(sentence) & focus.weights.keys()
     titled = (focus.stems(title) & focus.weights.keys()) - own
     weight = focus.weights.__getitem__  # summed through ``map``: cheaper than a generator
-    return (sum(map(weight, own)) + 0.5 * sum(map(weight, titled))) / focus.total
+    return (math.fsum(map(weight, own)) + 0.5 * math.fsum(map(weight, titled))) / focus.total
 
 
 def names_entity(entity: tuple[str, ...], text_words: set[str]) -> bool:
@@ -266,7 +264,7 @@ def assess_coverage(
     )
     absent = [s for s in focus.weights if s not in everywhere]
     missing_terms = tuple(s for s in absent if focus.weights[s] / total >= CENTRAL_TERM_SHARE)
-    missing_share = sum(focus.weights[s] for s in absent) / total
+    missing_share = math.fsum(focus.weights[s] for s in absent) / total
     best_coverage = max(term_coverage(focus, text, p.title) for text, p in best) if focus.total else 1.0
     joint = " ".join(text for text, _ in best[:JOINT_SENTENCES])
     joint_titles = " ".join(p.title for _, p in best[:JOINT_SENTENCES])

@@ -25,7 +25,8 @@ from graph.llm.port import ChatModel, LLMError
 from graph.llm.prompts import SUGGEST_PROMPT, quote_untrusted
 from graph.models import Answer
 from graph.research.question import comparison_sides
-from graph.research.reflect import BACKGROUND_DOCUMENTS, BACKGROUND_SHARE, names_in, question_entities
+from graph.research.reflect import BACKGROUND_DOCUMENTS, BACKGROUND_SHARE, question_entities
+from retrieval.names import find_names, names_in
 from retrieval.passages import Passage
 from retrieval.text import split_sentences, stems, terms
 
@@ -67,13 +68,12 @@ def _cited(answer: Answer) -> list[Passage]:
 
 def _known_name(name: str, texts: Sequence[str]) -> bool:
     """A name, not a word capitalised because it opens a sentence, a line or a heading: an acronym,
-    or written capitalised somewhere in the middle of a sentence."""
+    or a name somewhere inside a sentence."""
     if ".." in name or not name[:1].isalnum():
         return False
     if len(name) >= 2 and name.replace("-", "").isupper():
         return True
-    pattern = re.compile(rf"[a-z0-9,;)]\s+{re.escape(name)}(?!\w)")
-    return any(pattern.search(text) for text in texts)
+    return any(n.text == name and not n.opens_sentence for text in texts for n in find_names(text))
 
 
 _COORDINATION = re.compile(r",|;|\b(?:and|or|versus|vs)\b|/", re.IGNORECASE)
@@ -118,17 +118,6 @@ def _replace(pattern: re.Pattern[str], text: str, name: str) -> str:
     """``text`` with the first match of ``pattern`` replaced by ``name`` (taken literally)."""
     match = pattern.search(text)
     return text if match is None else text[: match.start()] + name + text[match.end() :]
-
-
-def _names(text: str) -> list[str]:
-    """Names per sentence of each line (a name never runs across a heading and the line under it,
-    nor across a full stop: "Growth and Enterprise. Enterprise adds …")."""
-    return [
-        name
-        for line in text.splitlines()
-        for sentence in split_sentences(line)
-        for name in names_in(sentence)
-    ]
 
 
 def _next_word(text: str, end: int) -> str:
@@ -207,7 +196,7 @@ def heuristic_suggestions(
             for sentence in split_sentences(text):
                 if not pattern.search(sentence):
                     continue
-                for name in _names(sentence):
+                for name in names_in(sentence):
                     name_stems = fresh(name)
                     if name_stems is None or stems(entity) & name_stems or ".." in name:
                         continue
@@ -225,7 +214,7 @@ def heuristic_suggestions(
     candidates: list[tuple[float, int, str]] = []
     considered: set[str] = set()
     for rank, passage in enumerate(cited):
-        for position, name in enumerate(_names(passage.text)[:MAX_NAMES_PER_PASSAGE]):
+        for position, name in enumerate(names_in(passage.text)[:MAX_NAMES_PER_PASSAGE]):
             name_stems = stems(name)
             if not name_stems or name_stems <= asked or name in considered:
                 continue

@@ -40,6 +40,7 @@ from graph.models import (
 from graph.research.reflect import is_about
 from graph.verify.citations import best_quote, is_supported
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
+from retrieval.names import mentions
 from retrieval.passages import Passage
 from retrieval.scoring import is_hybrid
 from retrieval.text import sentence_analysis, stems, tokens, words
@@ -370,7 +371,7 @@ def _hop_missing(
         for text, passage in best
         if any(names_entity(e, set(words(passage.title + " " + text))) for e in focus.entities)
     ]
-    bridges = [e for e in followed if any(_names(text, e) for text in first_hops)]
+    bridges = [e for e in followed if any(mentions(text, e) for text in first_hops)]
     retrieved = [p for f in findings for p in f.passages]
     if not any(not any(is_about(p, entity) for p in retrieved) for entity in bridges):
         return False
@@ -379,7 +380,7 @@ def _hop_missing(
             if other.id == passage.id:
                 continue
             subject = _subject(other)
-            if len(subject) > 2 and _names(text, subject):
+            if len(subject) > 2 and mentions(text, subject):
                 return False
             if _linked(passage, other):
                 return False
@@ -399,7 +400,7 @@ def _both_hops(focus: QuestionFocus, best: Sequence[Passage], coverage: Coverage
     for first in best:
         for second in best:
             subject = _subject(second)
-            if second.id == first.id or len(subject) <= 2 or not _names(first.text, subject):
+            if second.id == first.id or len(subject) <= 2 or not mentions(first.text, subject):
                 continue
             text = f"{first.text} {second.text}"
             titles = f"{first.title} {second.title}"
@@ -410,29 +411,6 @@ def _both_hops(focus: QuestionFocus, best: Sequence[Passage], coverage: Coverage
             if joint >= HOP_PAIR_COVERAGE and joint - alone > HOP_PAIR_GAIN:
                 return True
     return False
-
-
-def _names(text: str, name: str) -> bool:
-    return _mentions(text.lower(), name.lower())
-
-
-def _mentions(text: str, name: str) -> bool:
-    r"""Whether ``name`` occurs in ``text`` with no word character right before or after it (as
-    the pattern ``(?<!\w)name(?!\w)`` finds it, without compiling a pattern per name: the names
-    are passage titles, new with every question)."""
-    start = text.find(name)
-    while start >= 0:
-        end = start + len(name)
-        if (start == 0 or not _word_character(text[start - 1])) and (
-            end == len(text) or not _word_character(text[end])
-        ):
-            return True
-        start = text.find(name, start + 1)
-    return False
-
-
-def _word_character(character: str) -> bool:
-    return character.isalnum() or character == "_"  # what ``\w`` matches
 
 
 def _by_novelty(
@@ -467,7 +445,9 @@ def _by_novelty(
     def novel(i: int) -> float:
         known = sum(1 for e in named[i] if entity_stems[e] and entity_stems[e] <= covered)
         return (
-            pending[i][0] - discount * sum(focus.weights[s] for s in hits[i] & covered) - per_entity * known
+            pending[i][0]
+            - discount * math.fsum(focus.weights[s] for s in hits[i] & covered)
+            - per_entity * known
         )
 
     for _ in range(picks):
@@ -518,14 +498,13 @@ def _add_followed(
     for entity, about in targets:
         if about is not None and added >= MAX_HOPS:
             break
-        name = entity.lower()
         named = next(
             (
                 i
                 for i, ((c, _), p) in enumerate(zip(kept, kept_passages, strict=True))
                 if c.text in original
                 and (about is None or p.id != about.id)  # a passage naming its own subject is no hop
-                and _mentions(c.text.lower(), name)
+                and mentions(c.text, entity)
             ),
             None,
         )
@@ -562,7 +541,7 @@ def _completing(
     best_gain = 0.0
     for item in ranked:
         new = (focus.stems(item[1].text) & focus.weights.keys()) - covered
-        gain = sum(focus.weights[s] for s in new)
+        gain = math.fsum(focus.weights[s] for s in new)
         if gain <= 0:
             continue
         gain += ANSWER_BONUS * focus.total * offers_answer(focus, item[1].text)

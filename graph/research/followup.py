@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from graph.llm.port import ChatModel, LLMError
 from graph.llm.prompts import FOLLOWUP_PROMPT
 from graph.research.question import comparison_sides, key_terms
+from retrieval.names import names_in
 from retrieval.text import terms
 
 MAX_QUESTION_CHARS = 500
@@ -73,10 +74,6 @@ _PRONOUN_RE = re.compile(
 )
 _POSSESSIVE = {"its", "their", "his"}
 _DEMONSTRATIVE_VERB_RE = re.compile(rf"^\s*(?:{_AUX}|mean|means|cover|covers|apply|applies)\b", re.I)
-_NAME_RE = re.compile(
-    r"(?:[A-Z][\w'’.&/-]*|\d[\w'’./-]*)(?:\s+(?:(?:of|the|de|la|le|du|da|del|der|van|von|y|for|and|to|&)\s+)*"
-    r"(?:[A-Z][\w'’.&/-]*|\d[\w'’./-]*))*"
-)
 _LEAD_RE = re.compile(
     rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:(?:long|much|many|often|old|far|big)\s+)?"
     rf"(?:(?:{_AUX})\s+)?(?:(?:the|a|an|our|my|your)\s+)?",
@@ -101,23 +98,13 @@ def subject_of(question: str) -> str:
     sides = comparison_sides(question)
     if sides:
         return " and ".join(side.strip(" ,;:") for side in sides)
-    names = [m.group(0) for m in _NAME_RE.finditer(question)]
-    names = [n for n in names if not question.startswith(n) or len(n.split()) > 1]
-    names = [_trim_question_word(n).rstrip(".,;:!?'’") for n in names]
-    names = [n for n in names if n and n.lower() not in _VAGUE]
+    names = [n for n in names_in(question) if n.lower() not in _VAGUE]
     if names:
         return max(names, key=lambda n: len(n.split()))
     rest = _LEAD_RE.sub("", question, count=1)
     rest = _STOP_AT_RE.sub("", rest).strip(" ?.!,;:")
     words = rest.split()
     return " ".join(words[:6]) if words and words[0].lower() not in _VAGUE else ""
-
-
-def _trim_question_word(name: str) -> str:
-    words = name.split()
-    while words and re.fullmatch(rf"(?:{_QUESTION_WORDS}|{_AUX}|the|a|an)", words[0], re.IGNORECASE):
-        words = words[1:]
-    return " ".join(words)
 
 
 def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
@@ -169,7 +156,7 @@ def _context_terms(text: str, history: Sequence[PriorTurn]) -> str:
     """The last turn's key terms, for a follow-up that names too little to stand alone and shares
     none of them ("how many weeks can I take?" after "… planning my parental leave"); "" otherwise."""
     own = set(key_terms(text))
-    named = [m.group(0) for m in _NAME_RE.finditer(text) if m.start() > 0 and m.group(0) != "I"]
+    named = names_in(text)
     if len(own) > UNDERSPECIFIED_TERMS or named:
         return ""
     previous = history[-1]

@@ -4,6 +4,7 @@ import re
 from typing import Literal
 
 from graph.models import QuestionKind
+from retrieval.names import find_names, leading_name, quoted_names
 from retrieval.text import STOPWORDS, terms, words
 
 _IN_RE = re.compile(r"(?<!\S)in:([A-Za-z0-9_,-]*)(?!\S)")
@@ -91,43 +92,6 @@ _SIDES_PATTERNS = (
     # "who is younger Ulrich Walter or Luca Parmitano?"
     re.compile(rf"(?P<a>{_NAME}[^,?]*?)\s+or\s+(?:the\s+)?(?P<b>{_NAME}[^,?]*)[?.!]?$"),
 )
-_CONNECTORS = {
-    "of",
-    "the",
-    "de",
-    "la",
-    "le",
-    "von",
-    "van",
-    "du",
-    "del",
-    "da",
-    "y",
-    "&",
-    "and",
-    "in",
-    "on",
-    "for",
-}
-
-
-def _name_run(text: str) -> str:
-    """The leading run of a name: capitalized words and the small words that join them."""
-    words = text.split()
-    run: list[str] = []
-    for word in words:
-        if (
-            word[:1].isupper()
-            or word[:1].isdigit()
-            or word[:1] in "\"'“("
-            or (run and word.lower() in _CONNECTORS)
-        ):
-            run.append(word)
-        else:
-            break
-    while run and run[-1].lower() in _CONNECTORS:
-        run.pop()
-    return " ".join(run) if run else text
 
 
 def comparison_sides(text: str) -> tuple[str, ...]:
@@ -139,7 +103,7 @@ def comparison_sides(text: str) -> tuple[str, ...]:
             a = match.group("a").strip(" ,;:\"'")
             b = match.group("b").strip(" ,;:?.!\"'")
             if (b[:1].isupper() or b[:1].isdigit()) and len(b.split()) > 1:
-                b = _name_run(b)
+                b = leading_name(b) or b
             sides = (" ".join(a.split()), " ".join(b.split()))
             if all(terms(side) for side in sides) and sides[0].lower() != sides[1].lower():
                 return sides
@@ -159,15 +123,6 @@ _ASK_WORDS = frozenset(
     more less most least greater newer taller
     """.split()
 )
-# Words that open questions in the languages Confer stems: never a name at a sentence's start.
-_OPENERS = frozenset(
-    """wie was wer wann wo warum welche welcher welches gibt kann muss darf ist sind comment quel
-    quelle quels quelles qui quand où pourquoi combien est puis cómo qué quién cuándo dónde
-    cuánto cuántos hoe wat wie wanneer waar waarom welke come cosa chi quando dove perché
-    quanto quem onde quantos hur vad vem när varför vilken""".split()
-)
-_QUOTED_RE = re.compile(r"[\"“]([^\"”]{2,100})[\"”]")
-_TOKEN_RE = re.compile(r"[\w'’&.-]+|[^\w\s]", re.UNICODE)
 
 
 def key_terms(text: str) -> list[str]:
@@ -176,41 +131,8 @@ def key_terms(text: str) -> list[str]:
 
 
 def key_entities(text: str, *, language: str = "en") -> tuple[str, ...]:
-    """Names the question mentions: quoted titles and runs of capitalized words. A capitalized
-    word opening a sentence starts a name only when it is not a question or function word and
-    another capitalized word follows ("Kestrel Systems", not "Considered the ..."). In German
-    every noun is capitalized, so there only quoted titles count."""
-    found: list[str] = [q.strip() for q in _QUOTED_RE.findall(text) if terms(q)]
-    unquoted = _QUOTED_RE.sub(" , ", text)
-    run: list[str] = []
-    run_opens_sentence = False
-    sentence_start = True
-
-    def close() -> None:
-        while run and run[-1].lower() in _CONNECTORS:
-            run.pop()
-        if run and terms(" ".join(run)) and not (run_opens_sentence and len(run) == 1):
-            found.append(" ".join(run))
-        run.clear()
-
-    for token in _TOKEN_RE.findall(unquoted):
-        word = token.strip(".'’")
-        if not word or not word[0].isalnum():
-            close()
-            sentence_start = token in (".", "?", "!", ":")
-            continue
-        lower = word.lower()
-        capital = word[0].isupper() and language != "de"
-        if capital and sentence_start and (lower in STOPWORDS or lower in _ASK_WORDS or lower in _OPENERS):
-            capital = False
-        if capital or (run and lower in _CONNECTORS and lower not in ("and", "&")):
-            if not run:
-                run_opens_sentence = sentence_start
-            run.append(word)
-        else:
-            close()
-        sentence_start = False
-    close()
+    """Names the question mentions (``retrieval.names``): quoted phrases, then capitalised names."""
+    found = [n.text for n in quoted_names(text)] + [n.text for n in find_names(text, language=language)]
     return tuple(dict.fromkeys(e for e in found if any(w not in STOPWORDS for w in words(e))))
 
 

@@ -13,7 +13,6 @@ may search. Without a model this is lexical and deterministic (a few millisecond
 one, the model proposes the follow-ups from the verified claims and the heuristic is the fallback.
 """
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -23,8 +22,9 @@ from graph.answer.relevance import QuestionFocus, focus_of, offers_answer, term_
 from graph.llm.prompts import UNTRUSTED_RULES, quote_untrusted
 from graph.models import Finding, Question
 from retrieval.language import detect_language
+from retrieval.names import names_in
 from retrieval.passages import Passage
-from retrieval.text import STOPWORDS, split_sentences, stems, terms, unique
+from retrieval.text import split_sentences, stems, terms, unique
 
 TOP_PASSAGES = 3  # the passages a round's bridge entities are read from
 SENTENCES = 4  # per passage: the subject and what it is related to come first
@@ -36,24 +36,6 @@ AROUND_WORDS = 5  # a name's context: the words right before and after it in its
 NEAR_WEIGHT = 1.0  # how much the question's remaining ask in a name's context counts
 ANSWERED_COVERAGE = 0.9  # a sentence carrying this share of the ask (and an answer) needs no bridge
 
-# A name: capitalised words (or numbers inside one), joined by the small words names contain.
-_WORD = r"[A-Z][\w'’.&-]*|\d[\w'’.-]*"
-_JOIN = r"of|the|de|la|le|du|da|del|der|van|von|y|for|and|&|'s|’s"
-_NAME_RE = re.compile(rf"(?:{_WORD})(?:\s+(?:(?:{_JOIN})\s+)*(?:{_WORD}))*")
-_QUOTED_RE = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
-_EDGE_WORDS = frozenset({"of", "the", "de", "la", "le", "du", "da", "del", "der", "van", "von", "y",
-                         "for", "on", "in", "and", "&", "'s", "’s"})  # fmt: skip
-# Capitalised words that name nothing by themselves.
-_NOT_NAMES = (
-    frozenset(
-        """
-    january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday american british english french german
-    """.split()
-    )
-    | STOPWORDS
-)
-
 
 @dataclass(frozen=True)
 class Lead:
@@ -64,49 +46,6 @@ class Lead:
     query: str
     origin: str
     score: float
-
-
-def _edge(word: str) -> bool:
-    """A word a name neither starts nor ends with: joiners, dates, numbers."""
-    lowered = word.lower().strip(".,;:")
-    joiner = word[:1].islower() and lowered in _EDGE_WORDS
-    return joiner or lowered in _NOT_NAMES or not word[:1].isupper()
-
-
-def _starts_sentence(text: str, start: int) -> bool:
-    before = text[:start].rstrip()
-    return not before or before[-1] in ".:;!?\n•-*"
-
-
-def names_in(text: str) -> list[str]:
-    """Quoted titles and capitalised names in a text, in order, each once ("X and Y" gives both)."""
-    quoted = (" ".join(m.group(1).split()) for m in _QUOTED_RE.finditer(text))
-    found = [q for q in quoted if q[:1].isupper() or q[:1].isdigit()]  # a title, not a phrase
-    for match in _NAME_RE.finditer(text):
-        opening = _starts_sentence(text, match.start())
-        for piece in re.split(r"\s+(?:and|&)\s+", match.group(0)):
-            name = _trimmed(piece.split(), opening=opening)
-            opening = False
-            if name:
-                found.append(name)
-    return unique(found)
-
-
-def _trimmed(parts: list[str], *, opening: bool) -> str:
-    """A name without the words it may not start or end with; ``""`` when it names nothing. One
-    capitalised word that opens a sentence is capitalised for that reason, not a name."""
-    if len(parts) == 1 and opening:
-        return ""
-    while parts and _edge(parts[0]):
-        parts = parts[1:]
-    while parts and _edge(parts[-1]):
-        parts = parts[:-1]
-    name = " ".join(parts).strip(".,;:'’")
-    if not any(p[:1].isupper() for p in parts):
-        return ""
-    if not any(t.isalpha() and len(t) > 1 and t not in _NOT_NAMES for t in terms(name)):
-        return ""
-    return name
 
 
 def is_about(passage: Passage, entity: str) -> bool:
@@ -122,13 +61,8 @@ def is_about(passage: Passage, entity: str) -> bool:
 
 
 def question_entities(text: str, sides: Sequence[str]) -> list[str]:
-    """What the question names: the sides of a comparison, quoted titles, capitalised names
-    (without the question's first word, which is capitalised anyway)."""
-    body = text.strip()
-    first = body.split(" ", 1)
-    if len(first) == 2 and first[0].lower() in STOPWORDS | {"which", "who", "what", "when", "where", "how"}:
-        body = first[1]
-    return unique([*(s for s in sides if terms(s)), *names_in(body)])
+    """What the question names: the sides of a comparison, quoted titles, capitalised names."""
+    return unique([*(s for s in sides if terms(s)), *names_in(text.strip())])
 
 
 def missing_entities(

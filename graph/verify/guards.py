@@ -30,7 +30,9 @@ from functools import lru_cache
 from typing import Literal
 
 from graph.verify.roles import roles_ok
-from retrieval.text import STOPWORDS, split_sentences, stem, stems
+from retrieval.language import detect_language
+from retrieval.names import is_name_word, name_words
+from retrieval.text import STOPWORDS, split_sentences, stem, stems, words
 
 Reason = Literal["unsupported", "number", "negation", "name", "roles", "quantifier", "comparative", "judge"]
 REASONS: tuple[Reason, ...] = (
@@ -101,7 +103,6 @@ _STARTERS = frozenset(
     moreover finally instead still yet thus therefore hence nevertheless many several both another
     according unlike like""".split()
 )
-_GERMAN = frozenset("der das und ist nicht mit für von dem des ein eine sich auch wird sind bei".split())
 _COMPARATIVE_ER = re.compile(r"^[a-z]{3,}er$")
 
 
@@ -194,31 +195,16 @@ def _words(text: str) -> list[str]:
     return [t.lower().replace("’", "").replace("'", "") for t in tokens(text)]
 
 
-def _names(text: str) -> set[str]:
-    """Capitalised words that are not stopwords or number words, lower-cased."""
-    out = set()
-    for token in tokens(text):
-        if token[:1].isupper():
-            low = token.lower().replace("’", "").replace("'", "")
-            if low not in STOPWORDS and low not in _CARDINALS and low not in _ORDINALS:
-                out.add(low)
-    return out
-
-
-def _foreign_names(text: str) -> set[str]:
-    """Names in a sentence of another language: capitalised words after the first. German
-    capitalises every noun, so there only runs of capitalised words and acronyms count."""
-    toks = tokens(text)[1:]
-    german = any(t in _GERMAN for t in _words(text))
-    out = set()
-    for i, token in enumerate(toks):
-        if not token[:1].isupper():
-            continue
-        run = (i > 0 and toks[i - 1][:1].isupper()) or (i + 1 < len(toks) and toks[i + 1][:1].isupper())
-        if german and not run and not token[1:2].isupper():
-            continue
-        out.add(token.lower().replace("’", "").replace("'", ""))
-    return out
+def _names(text: str, *, foreign: bool = False) -> set[str]:
+    """The words of the names in ``text`` (``retrieval.names``), without number words. In English
+    every capitalised word that may be part of a name counts, the sentence's first too (a guard
+    would rather check a word too many); in another language the first does not, and in German
+    (which capitalises every noun) only runs of capitalised words and acronyms do."""
+    if foreign:
+        found = name_words(text, language=detect_language(text))
+    else:
+        found = {w for token in tokens(text) if is_name_word(token) for w in words(token)}
+    return {w for w in found if w not in _CARDINALS and w not in _ORDINALS}
 
 
 @lru_cache(maxsize=4096)
@@ -346,15 +332,15 @@ def _negation_ok(sentence: str, anchor: Sequence[str]) -> bool:
 def names_ok(sentence: str, texts: Sequence[str], anchor: Sequence[str], *, foreign: bool = False) -> bool:
     """Every name in the passages; against the primary anchor, no name replaced by another (a
     name the anchor lacks while one of the anchor's names is missing or said fewer times)."""
-    own = _foreign_names(sentence) if foreign else _names(sentence)
+    own = _names(sentence, foreign=foreign)
     if not own:
         return True
-    known = {w for text in texts for w in _words(text)}
+    known = {w for text in texts for w in words(text)}
     if not own <= known:
         return False
-    anchor_words = Counter(w for a in anchor for w in _words(a))
-    own_words = Counter(_words(sentence))
-    lowercase = {t for text in texts for t in tokens(text) if t[:1].islower()}
+    anchor_words = Counter(w for a in anchor for w in words(a))
+    own_words = Counter(words(sentence))
+    lowercase = {w for text in texts for t in tokens(text) if t[:1].islower() for w in words(t)}
     anchor_names = {w for a in anchor for w in _names(a)} - lowercase - _STARTERS
     extra = {n for n in own if own_words[n] > anchor_words[n]}
     missing = {n for n in anchor_names if own_words[n] < anchor_words[n]}

@@ -39,7 +39,8 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Literal
 
-from retrieval.text import STOPWORDS
+from retrieval.names import is_name_word
+from retrieval.text import STOPWORDS, fold
 
 _TOKEN = re.compile(r"[^\W_]+|['’]s\b|[^\w\s]")
 _SLOT = "\0"
@@ -50,12 +51,6 @@ _BE = frozenset("is are was were been be".split())
 _HAVE = frozenset("has have had".split())
 _PARTICIPLE = re.compile(r"[a-z]{2,}ed")
 _JOINERS = frozenset("and or & nor with versus vs married met".split())
-_NOT_NAMES = frozenset(
-    """however although though today yesterday meanwhile despite additionally furthermore moreover
-    finally instead still yet thus therefore hence nevertheless many several another according
-    unlike""".split()
-)
-
 Placement = Literal["swapped", "placed", "neutral"]
 
 
@@ -81,27 +76,20 @@ class Skeleton:
         return frozenset(w for n in self.names if n is not None for w in n)
 
 
-def _is_name(token: str) -> bool:
-    if not token[:1].isupper():
-        return False
-    low = token.lower()
-    return low not in STOPWORDS and low not in _NOT_NAMES
-
-
 def _opens_name(tokens: Sequence[str], k: int) -> bool:
     """A capitalised small word inside a sentence that opens a name ("The Sail", "Am Rothenbaum")."""
-    return 0 < k < len(tokens) - 1 and tokens[k][:1].isupper() and _is_name(tokens[k + 1])
+    return 0 < k < len(tokens) - 1 and tokens[k][:1].isupper() and is_name_word(tokens[k + 1])
 
 
 def _joins_name(tokens: Sequence[str], k: int) -> bool:
     """``tokens[k]`` continues a name: an initial's full stop ("James M. Cullen") or a hyphen
     between two capitalised words ("Medi-Gel")."""
-    if k == 0 or k + 1 >= len(tokens) or not _is_name(tokens[k + 1]):
+    if k == 0 or k + 1 >= len(tokens) or not is_name_word(tokens[k + 1]):
         return False
     before = tokens[k - 1]
     if tokens[k] == ".":
         return len(before) == 1 and before.isupper()
-    return tokens[k] == "-" and _is_name(before)
+    return tokens[k] == "-" and is_name_word(before)
 
 
 def _name(run: Sequence[str]) -> tuple[str, ...]:
@@ -128,8 +116,8 @@ def skeleton(sentence: str) -> Skeleton:
             run.clear()
 
     for k, token in enumerate(tokens):
-        if _is_name(token) or _opens_name(tokens, k):
-            run.append(token.lower())
+        if is_name_word(token) or _opens_name(tokens, k):
+            run.append(fold(token))
             if k == 0:  # a sentence's first word is capitalised anyway: its own slot, if a name
                 close()
             continue

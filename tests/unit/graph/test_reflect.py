@@ -12,9 +12,9 @@ from graph.research.reflect import (
     heuristic_leads,
     is_about,
     keep_second,
-    names_in,
     validate_proposals,
 )
+from retrieval.names import names_in
 from retrieval.passages import Passage
 
 

@@ -360,7 +360,7 @@ def test_a_name_is_found_only_as_whole_words() -> None:
     import random
     import re
 
-    from graph.answer.synthesis import _names
+    from retrieval.names import mentions as _names
 
     assert _names("He is the brother of Bill Murray, an actor.", "bill murray")
     assert _names("Murray", "Murray")
@@ -398,3 +398,45 @@ def test_each_sub_query_leads_with_its_best_passage() -> None:
         rankings=(QueryHits(slot=2, hits=(("b2", 4.5),)),),
     )
     assert [p.id for p in merge_passages([people, film])] == ["a", "b2", "both", "b"]
+
+
+def _answered(question: str, passages: list[Passage]) -> list[str]:
+    answer = synthesize_extractive(
+        _asked(question, "places"), [_finding("places", passages, [])], ResearchLimits()
+    )
+    return [sentence.text for section in answer.sections for sentence in section.sentences]
+
+
+_FILLER = [
+    _titled(
+        f"o{i}", f"Town {i}", f"Town {i} is a market town with a railway station and {i} schools.", 4.0 - i
+    )
+    for i in range(4)
+]
+
+
+def test_a_question_spelling_a_name_with_diacritics_is_answered_from_a_passage_without_them() -> None:
+    river = _titled(
+        "r",
+        "Tekeze River",
+        "The Tekeze River rises in the Ethiopian Highlands near Lalibela. The Tekeze is 608 kilometres long.",
+        9.0,
+    )
+    assert "The Tekeze is 608 kilometres long." in _answered(
+        "How long is the Tekezé River?", [river, *_FILLER]
+    )
+
+
+def test_a_question_naming_an_entity_in_the_possessive_keeps_it_named() -> None:
+    from graph.research.question import key_entities
+
+    assert key_entities("When did the Confederation's congress first meet?") == ("Confederation",)
+    assert key_entities("When did the Confederation’s congress first meet?") == ("Confederation",)
+    congress = _titled(
+        "c",
+        "Congress of the Confederation",
+        "The Congress of the Confederation first met on 2 March 1781. It sat in Philadelphia.",
+        9.0,
+    )
+    texts = _answered("When did the Confederation's congress first meet?", [congress, *_FILLER])
+    assert "The Congress of the Confederation first met on 2 March 1781." in texts

@@ -62,6 +62,27 @@ def test_a_stored_analysis_reads_back_as_what_the_caches_compute() -> None:
         assert _computed(title, body) == wanted
 
 
+def _ordered(title: str, body: str) -> tuple[object, ...]:
+    sentences, everything = sentence_analysis(body)
+    return (sentences, everything, stem_tuple_in(title), stem_tuple_in(body))
+
+
+def test_stems_come_in_one_order_whether_computed_or_read_from_a_stored_analysis() -> None:
+    # Sums of weights over a text's stems must not depend on whether its analysis was computed in
+    # this process or read from the index: near-tied sentences would rank by what was read before.
+    pairs = _texts()
+    stored = [analysis.analyse(title, body) for title, body in pairs]
+    text.forget_texts()
+    language.forget_texts()
+    computed = [_ordered(title, body) for title, body in pairs]
+    text.forget_texts()
+    language.forget_texts()
+    for (title, body), kept in zip(pairs, stored, strict=True):
+        assert analysis.remember(title, body, kept)
+    for (title, body), wanted in zip(pairs, computed, strict=True):
+        assert _ordered(title, body) == wanted
+
+
 def test_reading_a_stored_analysis_computes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     title, body = "Parental Leave", "Parental leave lasts 20 weeks. Managers approve it.\n1. Apply early."
     stored = analysis.analyse(title, body)
