@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from bot.chat.access import PlaceDeniedError
 from bot.errors import DatasetError, EmptyQuestionError
 from bot.settings import SettingsError
-from graph import Answer, CollectionAccessError, Derived, FindingStatus, QuestionKind
+from graph import Answer, CollectionAccessError, Derived, FindingStatus, QuestionKind, Suggestion
 from retrieval.errors import (
     CollectionsFileError,
     ConferError,
@@ -419,3 +419,10 @@ def worded(answer: Answer) -> Answer:
         for section in answer.sections
     )
     return answer.model_copy(update={"sections": sections})
+
+
+def suggestion_question(suggestion: Suggestion) -> Suggestion:
+    """``suggestion`` with its question written: the graph names what to ask about."""
+    if suggestion.question or not suggestion.about:
+        return suggestion
+    return suggestion.model_copy(update={"question": f"Tell me about {suggestion.about}"})

@@ -217,7 +217,7 @@ class ResearchService:
                 "model not used for suggestions; fell back",
                 extra={"stage": "suggest", "reason": suggestions.fallback_reason},
             )
-        return suggestions.items
+        return tuple(messages.suggestion_question(s) for s in suggestions.items)
 
     async def close(self) -> None:
         await self.backend.close()

@@ -2,7 +2,7 @@
 
 Without a model the suggestions are lexical and deterministic:
 
-- a comparison side no cited passage covers ("Tell me about <side>"),
+- a comparison side no cited passage covers (a question about the side: ``about``),
 - the same question about a sibling the cited passages list beside a name the question asks
   about, standing where it stands ("Growth accounts" → "Enterprise accounts"),
 - names the cited passages mention that the question does not (the person an answer names, the
@@ -44,6 +44,8 @@ class Suggestion(BaseModel):
 
     question: str
     targets: tuple[str, ...] = ()
+    # A name to ask about, when ``question`` is empty: ``bot/messages.py`` writes the question.
+    about: str = ""
 
     @property
     def text(self) -> str:
@@ -183,7 +185,7 @@ def heuristic_suggestions(
         side_stems = stems(side)
         if side_stems and not side_stems <= evidence:
             seen.append(side_stems)
-            found.append(Suggestion(question=f"Tell me about {side}"))
+            found.append(Suggestion(question="", about=side))
     # The same question about a sibling: a name the cited passages list beside one the question
     # names ("Growth accounts" → "Enterprise accounts").
     short = len(question.split()) <= MAX_SIBLING_QUESTION_WORDS  # a long question is not rewritten
@@ -232,7 +234,7 @@ def heuristic_suggestions(
         name_stems = fresh(name)
         if name_stems is not None:
             seen.append(name_stems)
-            found.append(Suggestion(question=f"Tell me about {name}"))
+            found.append(Suggestion(question="", about=name))
     return tuple(found[:limit])
 
 
