@@ -11,6 +11,7 @@ from langgraph.types import Send, StreamWriter
 
 from graph.answer.drafting import draft_with_llm
 from graph.answer.extractive import draft_claims
+from graph.answer.meaning import term_aliases
 from graph.answer.synthesis import (
     merge_passages,
     outcomes_of,
@@ -622,7 +623,15 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
             if answer is not None:
                 return answer
             runtime.stream_writer(LLMFallback(stage="synthesis", reason="no verified sentences"))
-    answer = synthesize_extractive(plan_, findings, context.limits, languages=_languages(context, plan_))
+    languages = _languages(context, plan_)
+    answer = synthesize_extractive(plan_, findings, context.limits, languages=languages)
+    if not answer.found and answer.retrieved:
+        # Words people use that no passage writes: read them by meaning, then decide again.
+        aliases = await term_aliases(question_of(plan_), merge_passages(findings), context.backend)
+        if aliases:
+            answer = synthesize_extractive(
+                plan_, findings, context.limits, languages=languages, aliases=aliases
+            )
     if not answer.found:
         answer = await _answer_from_elsewhere(context, state["question"], plan_, findings, answer)
     return answer

@@ -544,3 +544,22 @@ def recorded_by(embedder: Embedder | None, key: str | None) -> bool:
         return embedder is None and not key
     model, _, dimensions = key.rpartition("/")
     return model == embedder.model and (not embedder.dimensions or dimensions == str(embedder.dimensions))
+
+
+async def meanings(
+    embedder: Embedder | None,
+    cache: VectorCache | None,
+    texts: Sequence[str],
+    on_failure: Callable[[str], None] | None = None,
+) -> Vectors | None:
+    """Unit vectors of short texts (a question's word, a passage's words), cached like passages';
+    ``None`` without an embedder or when it fails (logged and counted as a question's failure)."""
+    if embedder is None or not texts:
+        return None
+    try:
+        return await embed_with_cache(embedder, cache, texts)
+    except EmbeddingError as exc:
+        logger.warning("embeddings unavailable; judging by words", extra={"reason": exc.reason})
+        if on_failure is not None:
+            on_failure(exc.reason)
+        return None

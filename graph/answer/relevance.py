@@ -58,6 +58,9 @@ class QuestionFocus:
     language: str = DEFAULT_LANGUAGE  # the question's; its stemmer is used on both sides
     asks: AnswerType = "any"  # what the question asks for (English questions only)
     question_words: frozenset[str] = frozenset()  # the question's own words (lower case)
+    # Key stems no retrieved passage writes, each with the stems of the passages' words that mean
+    # it (``graph.answer.meaning``): a text with those words carries the key term.
+    aliases: dict[str, frozenset[str]] = field(default_factory=dict)
     # The stems of each text this question's synthesis reads (a sentence is read by several
     # checks): computed once per text and question, shared read-only.
     _stems: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
@@ -66,7 +69,9 @@ class QuestionFocus:
         """The stems of the text's content words in the question's language (``stems_in``)."""
         found = self._stems.get(text)
         if found is None:
-            found = self._stems[text] = frozenset(stem_tuple_in(text, self.language))
+            found = frozenset(stem_tuple_in(text, self.language))
+            meant = {key for key, alias in self.aliases.items() if alias <= found}
+            found = self._stems[text] = found | meant if meant else found
         return found
 
     @cached_property
@@ -79,9 +84,16 @@ class QuestionFocus:
         return not self.weights and not self.entities
 
 
-def focus_of(question: str, passages: Sequence[Passage], *, extra: Iterable[str] = ()) -> QuestionFocus:
+def focus_of(
+    question: str,
+    passages: Sequence[Passage],
+    *,
+    extra: Iterable[str] = (),
+    aliases: dict[str, frozenset[str]] | None = None,
+) -> QuestionFocus:
     """Key terms (weighted by rarity among ``passages``) and key entities of the question.
-    ``extra`` holds words that name where to search (collection names): not part of the ask."""
+    ``extra`` holds words that name where to search (collection names): not part of the ask.
+    ``aliases``: key stems read by meaning (``QuestionFocus.aliases``)."""
     language = detect_language(question)
     skip = {stem_in(w, language) for w in extra}
     function_words = FUNCTION_WORDS.get(language, frozenset())
@@ -90,9 +102,13 @@ def focus_of(question: str, passages: Sequence[Passage], *, extra: Iterable[str]
     # the union is what the joined text gives: no word spans the two. Only the key stems are
     # looked up in each part's stems: how many passages have each is all the weights need.
     found: list[str] = []  # each passage's key stems, counted once at the end
+    meant = {k: a for k, a in (aliases or {}).items() if k in key}
     for p in passages:
         own = key.intersection(stem_tuple_in(p.text, language))
         own.update(key.intersection(stem_tuple_in(p.title, language)))
+        if meant:
+            present = frozenset(stem_tuple_in(p.text, language)) | frozenset(stem_tuple_in(p.title, language))
+            own.update(k for k, a in meant.items() if a <= present)
         found.extend(own)
     having = Counter(found)
     n = len(passages) or 1
@@ -108,6 +124,7 @@ def focus_of(question: str, passages: Sequence[Passage], *, extra: Iterable[str]
         language=language,
         asks=expected_answer(question) if language == DEFAULT_LANGUAGE else "any",
         question_words=frozenset(words(question)),
+        aliases=meant,
     )
 
 
@@ -255,8 +272,8 @@ def assess_coverage(
     # Which key stems some retrieved passage has (the passages' other stems are not needed).
     everywhere: set[str] = set()
     for p in retrieved:
-        everywhere.update(focus.weights.keys() & stem_tuple_in(p.title, focus.language))
-        everywhere.update(focus.weights.keys() & stem_tuple_in(p.text, focus.language))
+        everywhere.update(focus.weights.keys() & focus.stems(p.title))
+        everywhere.update(focus.weights.keys() & focus.stems(p.text))
     total = focus.total or 1.0
     retrieved_words = [_words_of(p) for p in retrieved] if focus.entities else []
     unnamed = tuple(

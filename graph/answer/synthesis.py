@@ -227,14 +227,19 @@ def _opens(sentence: str, passage: Passage) -> bool:
 
 
 def _ranked_claims(
-    plan: Plan, findings: Sequence[Finding], pool: Sequence[Passage], *, from_passages: bool = False
+    plan: Plan,
+    findings: Sequence[Finding],
+    pool: Sequence[Passage],
+    *,
+    from_passages: bool = False,
+    aliases: dict[str, frozenset[str]] | None = None,
 ) -> tuple[list[tuple[float, Claim, str, Passage]], QuestionFocus]:
     """Claims with one score comparable across collections: how well the sentence answers the
     question (key-term coverage weighted by rarity, the question's entities named), plus a little
     of the cited passage's raw retrieval score relative to the best passage of the whole run.
     Sentences that do not bear on the question are left out. ``pool`` is ``merge_passages(findings)``."""
     by_id = {p.id: p for p in pool}
-    focus = focus_of(question_of(plan), pool, extra=[t.collection for t in plan.tasks])
+    focus = focus_of(question_of(plan), pool, extra=[t.collection for t in plan.tasks], aliases=aliases)
     top = max((p.score for p in pool), default=0.0) or 1.0
     # A question in another language than its passages shares no words with them: rank by the
     # drafting's own coverage (the model's queries were in the passages' language) and filter nothing.
@@ -286,12 +291,17 @@ def _about_side(side: AbstractSet[str], present: AbstractSet[str]) -> bool:
 
 
 def choose_claims(
-    plan: Plan, findings: Sequence[Finding], limits: ResearchLimits, *, from_passages: bool = False
+    plan: Plan,
+    findings: Sequence[Finding],
+    limits: ResearchLimits,
+    *,
+    from_passages: bool = False,
+    aliases: dict[str, frozenset[str]] | None = None,
 ) -> Selection:
     """The claims worth saying, best first: no near-duplicates, none far below the best, and for
     a comparison the best claim about each side (or, without named sides, of each collection)."""
     merged = merge_passages(findings)  # ranked once, read by every step below
-    ranked, focus = _ranked_claims(plan, findings, merged, from_passages=from_passages)
+    ranked, focus = _ranked_claims(plan, findings, merged, from_passages=from_passages, aliases=aliases)
     if not ranked:
         return Selection(claims=[], coverage=Coverage(found=False), closest=[])
     floor = RELEVANCE_FLOOR * ranked[0][0]
@@ -617,11 +627,13 @@ def synthesize_extractive(
     limits: ResearchLimits,
     *,
     languages: Collection[str] = (DEFAULT_LANGUAGE,),
+    aliases: dict[str, frozenset[str]] | None = None,
 ) -> Answer:
     """The answer, best sentence first; or, when the evidence does not cover the question, no
     answer sentences and at most one clearly labelled closest sentence (and the question's
-    language when it is none of ``languages``, the searched collections' documents')."""
-    selection = choose_claims(plan, findings, limits, from_passages=True)
+    language when it is none of ``languages``, the searched collections' documents'). ``aliases``:
+    key terms read by meaning (``graph.answer.meaning``)."""
+    selection = choose_claims(plan, findings, limits, from_passages=True, aliases=aliases)
     if selection.coverage.found:
         answer, _ = build_answer(plan, findings, selection.claims)
         return answer

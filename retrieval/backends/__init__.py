@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from retrieval.collections import Collection
-from retrieval.embeddings import ProgressCallback
+from retrieval.embeddings import ProgressCallback, Vectors
 from retrieval.passages import CollectionStats, Passage, SyncStats
 
 
@@ -74,6 +74,11 @@ class SearchBackend(Protocol):
         """True when the engine answers."""
         ...
 
+    async def meanings(self, texts: Sequence[str]) -> Vectors | None:
+        """Unit vectors of short texts by the embedder the search uses (``retrieval.embeddings``),
+        for judging meaning beside words; ``None`` when it searches by words only."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -127,6 +132,9 @@ class DelegatingBackend:
 
     async def health(self) -> bool:
         return await self.inner.health()
+
+    async def meanings(self, texts: Sequence[str]) -> Vectors | None:
+        return await self.inner.meanings(texts)
 
     async def close(self) -> None:
         await self.inner.close()

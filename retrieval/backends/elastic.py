@@ -40,6 +40,7 @@ from retrieval.embeddings import (
     Vectors,
     embed_with_cache,
     embedder_key,
+    meanings,
     passage_text,
     query_vector,
     recorded_by,
@@ -472,6 +473,9 @@ class ElasticsearchBackend:
             documents=int(response["aggregations"]["documents"]["value"]),
             passages=int(response["hits"]["total"]["value"]),
         )
+
+    async def meanings(self, texts: Sequence[str]) -> Vectors | None:
+        return await meanings(self._embedder, self._vector_cache, texts, self._on_embedding_failure)
 
     async def health(self) -> bool:
         try:

@@ -32,6 +32,7 @@ from retrieval.embeddings import (
     embed_with_cache,
     embedder_key,
     lower_thread_priority,
+    meanings,
     passage_text,
     query_vector,
     recorded_by,
@@ -865,6 +866,9 @@ class EmbeddedBackend:
             return await self._run(run)
         except sqlite3.Error as exc:
             raise SearchUnavailableError(collection=collection.name, reason=type(exc).__name__) from exc
+
+    async def meanings(self, texts: Sequence[str]) -> Vectors | None:
+        return await meanings(self._embedder, self._vector_cache, texts, self._on_embedding_failure)
 
     async def health(self) -> bool:
         try:

@@ -255,6 +255,20 @@ def test_index_and_ask_with_the_default_local_embeddings(
     assert "20 weeks" in payload["answer"]
 
 
+def test_a_question_in_the_askers_words_is_answered_and_one_the_documents_do_not_answer_is_not(
+    kb: Path, embedding_settings: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "vacation" is written nowhere (the policy says "paid time off … public holidays"): read by
+    meaning it is answered. A question about what no document holds stays "not found"."""
+    assert main(["index"]) == 0
+    capsys.readouterr()
+    assert main(["ask", "when is the christmas code freeze", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["found"] is True and "December 20" in payload["answer"]
+    assert main(["ask", "What is the dress code in the Berlin office?", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["found"] is False
+
+
 async def test_an_endpoint_without_configured_dimensions_keeps_its_vectors_across_processes(
     tmp_path: Path, sample_config: CollectionsConfig
 ) -> None:
