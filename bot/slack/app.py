@@ -147,14 +147,7 @@ class SlackResponder:
         self, taken: Taken, *, channel: str, user: str, thread_ts: str | None, usage: str = ""
     ) -> None:
         """Tell the asker privately what became of a message that was not queued."""
-        text = {
-            "usage": usage,
-            "listing": taken.text,
-            "already_asked": messages.SUGGESTION_ALREADY_ASKED,
-            "shutting_down": messages.SHUTTING_DOWN,
-        }.get(taken.outcome, "")
-        if taken.refusal is not None:
-            text = _access_message(taken.refusal)
+        text = _reply_text(taken, usage=usage)
         if text:
             await self.ephemeral(channel, user, text, thread_ts or None)
 
@@ -348,13 +341,7 @@ def build_slack_app(
         if taken.outcome in ("queued", "duplicate"):  # a replayed or redelivered request: answered once
             await ack()
             return
-        text = {
-            "usage": messages.COMMAND_USAGE,
-            "listing": taken.text,
-            "shutting_down": messages.SHUTTING_DOWN,
-        }.get(taken.outcome, "")
-        if taken.refusal is not None:
-            text = _access_message(taken.refusal)
+        text = _reply_text(taken, usage=messages.COMMAND_USAGE)
         if text:
             await ack(response_type="ephemeral", text=text)
         else:
@@ -535,6 +522,19 @@ async def _tell_undelivered(responder: SlackResponder, metrics: ConferMetrics, m
     """A mention whose thread Confer could not post in: the asker hears it privately."""
     told = await responder.ephemeral(mention.channel, mention.user, messages.NOT_POSTED, mention.reply_thread)
     metrics.questions_undelivered.labels("mention", "ephemeral" if told else "none").inc()
+
+
+def _reply_text(taken: Taken, *, usage: str) -> str:
+    """What the asker is told privately about a message the intake did not queue ("" for nothing:
+    a redelivery, a reply in a thread that is not Confer's). ``usage``: this surface's help."""
+    if taken.refusal is not None:
+        return _access_message(taken.refusal)
+    return {
+        "usage": usage,
+        "listing": taken.text,
+        "already_asked": messages.SUGGESTION_ALREADY_ASKED,
+        "shutting_down": messages.SHUTTING_DOWN,
+    }.get(taken.outcome, "")
 
 
 _CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
