@@ -199,7 +199,7 @@ async def answer_in_thread(
             writer.update(lambda s: setattr(s, "phase", "researching"))
             answer = await service.answer(question, surface=surface, on_event=_progress(writer, thread))
         footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
-        if isinstance(thread, PlainAnswer):
+        if isinstance(thread, PlainAnswer) and thread.plain_answer:
             suggesting = asyncio.create_task(_as_is(footer))
         else:
             suggesting = asyncio.create_task(_with_suggestions(service, question, answer, footer))
