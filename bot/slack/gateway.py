@@ -174,7 +174,26 @@ class _RateLimitRetry(AsyncRateLimitErrorRetryHandler):
         await self.shared.next_attempt(state, "rate_limited", _retry_after(headers))
 
 
-class _ServerErrorRetry(AsyncServerErrorRetryHandler):
+class _PausedRetry(AsyncRetryHandler):
+    """The next attempt after a growing pause, counted under ``outcome`` (server errors and lost
+    connections; a 429 waits its own ``Retry-After``)."""
+
+    outcome: str
+    shared: _Retrying
+
+    async def prepare_for_next_attempt_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        pause = self.interval_calculator.calculate_sleep_duration(state.current_attempt)
+        await self.shared.next_attempt(state, self.outcome, pause)
+
+
+class _ServerErrorRetry(_PausedRetry, AsyncServerErrorRetryHandler):
     """Any 5xx (the SDK's own retries 500 and 503 only), and Slack's temporary ``ok: false``."""
 
     def __init__(self, shared: _Retrying) -> None:
@@ -196,19 +215,10 @@ class _ServerErrorRetry(AsyncServerErrorRetryHandler):
             response.status_code == 200 and not body.get("ok", True) and body.get("error") in TRANSIENT_ERRORS
         )
 
-    async def prepare_for_next_attempt_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> None:
-        pause = self.interval_calculator.calculate_sleep_duration(state.current_attempt)
-        await self.shared.next_attempt(state, "server_error", pause)
+    outcome = "server_error"
 
 
-class _ConnectionRetry(AsyncConnectionErrorRetryHandler):
+class _ConnectionRetry(_PausedRetry, AsyncConnectionErrorRetryHandler):
     """A lost connection or a time-out: sent again only when Slack never got the call, or when
     getting it twice changes nothing (``IDEMPOTENT_METHODS``)."""
 
@@ -235,16 +245,7 @@ class _ConnectionRetry(AsyncConnectionErrorRetryHandler):
             return False
         return isinstance(error, aiohttp.ClientConnectorError) or policy.method in IDEMPOTENT_METHODS
 
-    async def prepare_for_next_attempt_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> None:
-        pause = self.interval_calculator.calculate_sleep_duration(state.current_attempt)
-        await self.shared.next_attempt(state, "connection_error", pause)
+    outcome = "connection_error"
 
 
 def _retry_after(headers: Mapping[str, list[str] | str]) -> float:
