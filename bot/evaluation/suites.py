@@ -92,7 +92,9 @@ async def evaluate(
             results = await _run_questions(
                 questions, config, everything, backend, run_settings, progress, words=words
             )
-            without_evidence = await _run_without_evidence(questions, config, backend, run_settings)
+            without_evidence, hidden_answers = await _run_without_evidence(
+                questions, config, backend, run_settings
+            )
         finally:
             await _drop_eval_indexes(backend, (*collections, everything))
             await backend.close()
@@ -103,6 +105,10 @@ async def evaluate(
         results, with_model=with_model, index_seconds=index_seconds, split=split, dataset=dataset
     )
     report["not_found"] = not_found_report(results, without_evidence)
+    for line, said, hidden_answer in zip(
+        report["per_question"], without_evidence, hidden_answers, strict=True
+    ):
+        line["evidence_hidden"] = None if said is None else {"not_found": said, "answer": hidden_answer}
     report["verdicts"] = verdict_report(results)
     report["faithfulness"] = faithfulness_report(config)
     return report
@@ -272,27 +278,30 @@ async def _run_without_evidence(
     config: CollectionsConfig,
     backend: SearchBackend,
     settings: ConferSettings,
-) -> list[bool | None]:
+) -> tuple[list[bool | None], list[str]]:
     """The not-found suite: each question that has gold asked again with its gold paragraphs (or
     documents) hidden; ``True`` where Confer (rightly) said it found nothing that answers, ``None``
-    for a question without gold (it is already one without evidence)."""
+    for a question without gold (it is already one without evidence); and what it answered."""
     hiding = EvidenceHidingBackend(backend)
     metrics = build_metrics()
     service = build_service(settings, config=config, backend=hiding, metrics=metrics)
     said_not_found: list[bool | None] = []
+    answers: list[str] = []
     try:
         for item in questions:
             if not item.has_gold:
                 said_not_found.append(None)
+                answers.append("")
                 continue
             hiding.hidden = frozenset(item.gold_ids)
             hiding.hidden_sources = frozenset(() if item.gold_ids else item.gold_sources)
             answer = await service.answer(service.make_question(item.question), surface="cli")
             said_not_found.append(not answer.found)
+            answers.append(plain_answer(answer, config) if answer.found else "")
     finally:
         if service.llm is not None:
             await service.llm.close()
-    return said_not_found
+    return said_not_found, answers
 
 
 def faithfulness_report(config: CollectionsConfig, *, per_kind: int = 200) -> dict[str, Any]:

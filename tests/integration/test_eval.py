@@ -173,6 +173,12 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     assert bridge["rounds"][1]["entities"] == ["Adriana Trigiani"]
     assert bridge["rounds"][1]["collections"] == ["people"]
     assert bridge["gold_ids"] == ["f3", "p4"] and bridge["type"] == "bridge"
+    # Asked again with its gold hidden, each question's outcome is kept beside it, answer and all.
+    hidden = [line["evidence_hidden"] for line in details.values()]
+    assert all(set(h) == {"not_found", "answer"} for h in hidden)
+    assert all(h["answer"] == "" for h in hidden if h["not_found"])
+    said = sum(h["not_found"] for h in hidden) / len(hidden)
+    assert said == pytest.approx(report["not_found"]["not_found_without_evidence"], abs=1e-4)
     stats = json.loads((out / "report.json").read_text())["details"]["rounds"]
     assert stats["latency_by_round"]["2"]["questions"] >= 1
     faithfulness = report["faithfulness"]  # graded from how each case was built, not by the verifier
