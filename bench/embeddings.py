@@ -75,7 +75,7 @@ class RandomEmbedder:
         self._queries.update(zip(texts, self._draw(len(texts)), strict=True))
 
     async def embed_passages(
-        self, texts: Sequence[str], *, progress: ProgressCallback | None = None
+        self, texts: Sequence[str], *, progress: ProgressCallback | None = None, waited_for: bool = False
     ) -> Vectors:
         return self._draw(len(texts))
 

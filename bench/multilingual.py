@@ -118,7 +118,7 @@ class PrecomputedEmbedder:
             raise SystemExit(f"no precomputed vector for {text[:60]!r}") from None
 
     async def embed_passages(
-        self, texts: Sequence[str], *, progress: ProgressCallback | None = None
+        self, texts: Sequence[str], *, progress: ProgressCallback | None = None, waited_for: bool = False
     ) -> Vectors:
         return np.stack([self._get(t) for t in texts]).astype(np.float32)
 

@@ -70,9 +70,10 @@ class Embedder(Protocol):
     def dimensions(self) -> int: ...
 
     async def embed_passages(
-        self, texts: Sequence[str], *, progress: ProgressCallback | None = None
+        self, texts: Sequence[str], *, progress: ProgressCallback | None = None, waited_for: bool = False
     ) -> Vectors:
-        """One row per text, in order. Raises ``EmbeddingError``."""
+        """One row per text, in order; ``waited_for``: a question waits for them (they are not
+        put behind indexing work). Raises ``EmbeddingError``."""
         ...
 
     async def embed_query(self, text: str) -> Vectors:
@@ -256,13 +257,14 @@ def _local_model_files() -> tuple[dict[str, Any], str, str]:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 in process, on two threads of its own: one embeds passages at index time, a
-    batch at a time; the other embeds questions, so a question never waits behind a batch (one
-    took 2–17 s behind a batch of long passages when both shared one thread). numpy's BLAS runs on
-    one thread (``single_threaded_blas``): a passage batch and a question then use one core each,
-    and neither waits for the other's BLAS threads. The batches' thread runs ``background_niceness``
-    nicer than the questions' (``lower_thread_priority``): where the two want the same CPU, the
-    question has it."""
+    """all-MiniLM-L6-v2 in process, on three threads of its own: one embeds passages at index time,
+    a batch at a time; one embeds questions, so a question never waits behind a batch (one took
+    2–17 s behind a batch of long passages when both shared one thread); one embeds the texts an
+    answer is waiting for (``waited_for``: sentences read by meaning), so these neither wait behind
+    index batches nor hold up other questions' own vectors. numpy's BLAS runs on one thread
+    (``single_threaded_blas``): each of them then uses one core, and none waits for another's BLAS
+    threads. The batches' thread runs ``background_niceness`` nicer than the others
+    (``lower_thread_priority``): where they want the same CPU, the question has it."""
 
     def __init__(self, *, background_niceness: int = BACKGROUND_NICENESS) -> None:
         self._model: _MiniLM | None = None
@@ -274,6 +276,7 @@ class LocalEmbedder:
             initargs=(background_niceness,),
         )
         self._questions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="confer-embed-query")
+        self._answers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="confer-embed-answer")
         self._queries = _QueryCache()
 
     @property
@@ -302,16 +305,17 @@ class LocalEmbedder:
         return self._loaded().encode(texts)
 
     async def embed_passages(
-        self, texts: Sequence[str], *, progress: ProgressCallback | None = None
+        self, texts: Sequence[str], *, progress: ProgressCallback | None = None, waited_for: bool = False
     ) -> Vectors:
         loop = asyncio.get_running_loop()
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        executor = self._answers if waited_for else self._passages
         # Shortest first: a batch pads to its longest text.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), _LOCAL_BATCH):
             chosen = order[start : start + _LOCAL_BATCH]
             batch = [texts[i] for i in chosen]
-            out[chosen] = await loop.run_in_executor(self._passages, self._encode, batch)
+            out[chosen] = await loop.run_in_executor(executor, self._encode, batch)
             if progress is not None:
                 progress(len(chosen))
         return out
@@ -325,8 +329,8 @@ class LocalEmbedder:
         return await self._queries.get(text, compute)
 
     async def close(self) -> None:
-        self._passages.shutdown(wait=False, cancel_futures=True)
-        self._questions.shutdown(wait=False, cancel_futures=True)
+        for executor in (self._passages, self._questions, self._answers):
+            executor.shutdown(wait=False, cancel_futures=True)
 
 
 class EndpointEmbedder:
@@ -384,7 +388,7 @@ class EndpointEmbedder:
         return _normalise(vectors)
 
     async def embed_passages(
-        self, texts: Sequence[str], *, progress: ProgressCallback | None = None
+        self, texts: Sequence[str], *, progress: ProgressCallback | None = None, waited_for: bool = False
     ) -> Vectors:
         parts = []
         for start in range(0, len(texts), self._batch_size):
@@ -489,14 +493,18 @@ async def embed_with_cache(
     texts: Sequence[str],
     *,
     progress: ProgressCallback | None = None,
+    waited_for: bool = False,
 ) -> Vectors:
-    """Vectors for ``texts``: from the cache where it has them, the rest embedded (and cached)."""
+    """Vectors for ``texts``: from the cache where it has them, the rest embedded (and cached);
+    ``waited_for`` as ``Embedder.embed_passages``."""
     digests = [VectorCache.key(t) for t in texts]
     cached = await asyncio.to_thread(cache.get, embedder.model, digests) if cache is not None else {}
     missing = [i for i, d in enumerate(digests) if d not in cached]
     if progress is not None and len(missing) < len(texts):
         progress(len(texts) - len(missing))
-    fresh = await embedder.embed_passages([texts[i] for i in missing], progress=progress)
+    fresh = await embedder.embed_passages(
+        [texts[i] for i in missing], progress=progress, waited_for=waited_for
+    )
     dimensions = fresh.shape[1] if len(missing) else embedder.dimensions
     if not dimensions and cached:
         dimensions = len(next(iter(cached.values()))) // 4
@@ -557,7 +565,7 @@ async def meanings(
     if embedder is None or not texts:
         return None
     try:
-        return await embed_with_cache(embedder, cache, texts)
+        return await embed_with_cache(embedder, cache, texts, waited_for=True)
     except EmbeddingError as exc:
         logger.warning("embeddings unavailable; judging by words", extra={"reason": exc.reason})
         if on_failure is not None:

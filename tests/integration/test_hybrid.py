@@ -103,7 +103,7 @@ class NamedEmbedder:
         self.embedded: list[str] = []
 
     async def embed_passages(
-        self, texts: Sequence[str], *, progress: ProgressCallback | None = None
+        self, texts: Sequence[str], *, progress: ProgressCallback | None = None, waited_for: bool = False
     ) -> Vectors:
         self.embedded += texts
         return np.array([bag_of_words(t, 32) for t in texts], dtype=np.float32).reshape(len(texts), 32)

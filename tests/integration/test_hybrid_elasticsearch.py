@@ -111,7 +111,7 @@ class SizedEmbedder:
         self.dimensions = dimensions
 
     async def embed_passages(
-        self, texts: Sequence[str], *, progress: ProgressCallback | None = None
+        self, texts: Sequence[str], *, progress: ProgressCallback | None = None, waited_for: bool = False
     ) -> Vectors:
         rows = [bag_of_words(t, self.dimensions) for t in texts]
         return np.array(rows, dtype=np.float32).reshape(len(texts), self.dimensions)

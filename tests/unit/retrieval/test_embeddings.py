@@ -86,21 +86,28 @@ async def test_a_question_never_waits_behind_an_index_batch() -> None:
     try:
         assert await asyncio.to_thread(batch_started.wait, 30)
         vector = await asyncio.wait_for(embedder.embed_query("who is on call tonight?"), timeout=30)
+        # Nor do the sentences an answer reads by meaning.
+        read = await asyncio.wait_for(
+            embedder.embed_passages(["The primary on-call engineer is paged first."], waited_for=True),
+            timeout=30,
+        )
         assert not indexing.done()  # answered while the batch was still embedding
     finally:
         release_batch.set()
         await indexing
         await embedder.close()
-    assert vector.shape == (embedder.dimensions,)
+    assert vector.shape == (embedder.dimensions,) and read.shape == (1, embedder.dimensions)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are Linux's here")
 async def test_index_batches_give_way_to_questions_for_a_cpu() -> None:
-    """The batches' thread runs nicer than the questions': where both want a CPU, a question has it."""
+    """The batches' thread runs nicer than the questions' and the answers': where both want a CPU, a
+    question has it."""
     embedder = LocalEmbedder()
     try:
         await embedder.embed_passages(["a passage about the on-call rota"])
         await embedder.embed_query("who is on call tonight?")
+        await embedder.embed_passages(["The primary on-call engineer is paged first."], waited_for=True)
         niceness = {
             t.name.rsplit("_", 1)[0]: os.getpriority(os.PRIO_PROCESS, t.native_id or 0)
             for t in threading.enumerate()
@@ -109,6 +116,7 @@ async def test_index_batches_give_way_to_questions_for_a_cpu() -> None:
     finally:
         await embedder.close()
     assert niceness["confer-embed"] == min(19, niceness["confer-embed-query"] + BACKGROUND_NICENESS)
+    assert niceness["confer-embed-answer"] == niceness["confer-embed-query"]
 
 
 async def test_the_local_model_runs_blas_on_one_thread(local: LocalEmbedder) -> None:
@@ -129,7 +137,7 @@ class CountingEmbedder:
         self.embedded: list[str] = []
 
     async def embed_passages(
-        self, texts: Sequence[str], *, progress: ProgressCallback | None = None
+        self, texts: Sequence[str], *, progress: ProgressCallback | None = None, waited_for: bool = False
     ) -> Vectors:
         self.embedded += texts
         if progress is not None:
