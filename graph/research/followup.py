@@ -69,7 +69,8 @@ UNDERSPECIFIED_TERMS = 2
 CONTEXT_TERMS = 2
 _QUESTION_START_RE = re.compile(rf"^(?:{_QUESTION_WORDS}|{_AUX})\b", re.IGNORECASE)
 _PRONOUN_RE = re.compile(
-    r"\b(?P<p>it|its|they|them|their|he|him|his|she|her|that|this)\b(?=(?P<after>\s*[?.!,]|\s+\w+|$)?)",
+    r"\b(?P<p>it|its|they|them|their|he|him|his|she|her|that|this)(?P<is>['’]s)?\b"
+    r"(?=(?P<after>\s*[?.!,]|\s+\w+|$)?)",
     re.IGNORECASE,
 )
 _POSSESSIVE = {"its", "their", "his"}
@@ -86,6 +87,13 @@ _ABOUT_RE = re.compile(
     re.IGNORECASE,
 )
 _VAGUE = {"i", "we", "you", "me", "us", "one", "there", "here", "what", "which", "who", "how", "the", "a"}
+# "How do feature flags work here?": after "do" (or a modal) the subject runs into the main verb,
+# and a noun phrase cut out lexically would carry it ("feature flags work here").
+_DO_SUPPORT_RE = re.compile(
+    rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:(?:long|much|many|often|old|far|big)\s+)?"
+    r"(?:do|does|did|can|could|should|would|will|may|might|must)\b",
+    re.IGNORECASE,
+)
 
 
 def subject_of(question: str) -> str:
@@ -141,6 +149,12 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
         return Standalone(text=f"{base}: {new_subject}?", subject=new_subject, how="heuristic")
     if ellipsis:  # "And can it be split up?": the rest is a question of its own
         text = ellipsis.group("rest").strip() + ("?" if text.rstrip().endswith("?") else "")
+    if subject and not _stands_alone(subject, previous):
+        # A subject cut from "how do X work" may hold the verb: put in for "it", it would garble
+        # the question; the question is asked as written, with the subject's key terms.
+        if _PRONOUN_RE.search(text) and (carried := " ".join(key_terms(subject))):
+            return Standalone(text=f"{text.rstrip()} ({carried})", subject=subject, how="heuristic")
+        subject = ""
     resolved = _resolve_pronouns(text, subject) if subject else text
     if resolved != text:
         return Standalone(text=resolved, subject=subject, how="heuristic")
@@ -150,6 +164,14 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
         # Asked as written, with what the conversation is about: never a merge of the two.
         return Standalone(text=f"{text.rstrip()} ({context})", subject=subject or own, how="heuristic")
     return Standalone(text=text, subject=own or subject, how="as_asked" if not ellipsis else "heuristic")
+
+
+def _stands_alone(subject: str, previous: PriorTurn) -> bool:
+    """Whether the earlier turn's subject can stand in for a pronoun: it is a name the question
+    says, the sides it compares, or the question does not put it before its main verb."""
+    if subject in names_in(previous.question) or " and " in subject:
+        return True
+    return not _DO_SUPPORT_RE.match(previous.question)
 
 
 def _context_terms(text: str, history: Sequence[PriorTurn]) -> str:
@@ -198,6 +220,8 @@ def _resolve_pronouns(text: str, subject: str) -> str:
         if possessive and replaced:
             return match.group(0)
         replaced = True
+        if match.group("is"):  # "it's fully rolled out"
+            return f"{subject} is"
         return f"{subject}'s" if possessive else subject
 
     return _PRONOUN_RE.sub(replace, text)

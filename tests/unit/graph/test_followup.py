@@ -143,3 +143,25 @@ def test_a_followup_that_names_too_little_carries_the_conversations_key_terms() 
         "What is the expense limit for hotels?"
     )
     assert rewrite_followup("How do I reset my Okta password?", history).how == "as_asked"
+
+
+def test_a_contracted_pronoun_becomes_the_subject_and_its_verb() -> None:
+    assert _after("How long is parental leave?", "can I start once it's approved?") == (
+        "can I start once parental leave is approved?"
+    )
+
+
+def test_a_subject_that_runs_into_its_verb_is_carried_not_merged() -> None:
+    """After "how do feature flags work here" the subject cut out lexically holds the verb: put in
+    for "it" it would garble the question ("after feature flags work here's fully rolled out"), so
+    the question is asked as written with the subject's key terms."""
+    rewritten = rewrite_followup(
+        "how long can one stay in after it's fully rolled out?",
+        [PriorTurn("how do feature flags work here", subject_of("how do feature flags work here"))],
+    )
+    assert rewritten.text.startswith("how long can one stay in after it's fully rolled out? (")
+    assert "feature flags" in rewritten.text and rewritten.how == "heuristic"
+    # A name is a subject whatever the verb around it.
+    assert _after("How many members did Letters to Cleo have?", "Who founded it?") == (
+        "Who founded Letters to Cleo?"
+    )
