@@ -11,7 +11,7 @@ from langgraph.types import Send, StreamWriter
 
 from graph.answer.drafting import draft_with_llm
 from graph.answer.extractive import draft_claims
-from graph.answer.meaning import term_aliases
+from graph.answer.meaning import Closeness, read_also, sentence_closeness, term_aliases
 from graph.answer.synthesis import (
     merge_passages,
     outcomes_of,
@@ -624,14 +624,15 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
                 return answer
             runtime.stream_writer(LLMFallback(stage="synthesis", reason="no verified sentences"))
     languages = _languages(context, plan_)
-    answer = synthesize_extractive(plan_, findings, context.limits, languages=languages)
+    merged = merge_passages(findings)
+    # Whether the best sentences mean what was asked: decided beside the question's words.
+    closeness = await sentence_closeness(question_of(plan_), merged, context.backend)
+    answer = await _extractive(context, plan_, findings, languages, closeness)
     if not answer.found and answer.retrieved:
         # Words people use that no passage writes: read them by meaning, then decide again.
-        aliases = await term_aliases(question_of(plan_), merge_passages(findings), context.backend)
+        aliases = await term_aliases(question_of(plan_), merged, context.backend)
         if aliases:
-            answer = synthesize_extractive(
-                plan_, findings, context.limits, languages=languages, aliases=aliases
-            )
+            answer = await _extractive(context, plan_, findings, languages, closeness, aliases=aliases)
     if not answer.found:
         answer = await _answer_from_elsewhere(context, state["question"], plan_, findings, answer)
     return answer
@@ -647,9 +648,45 @@ async def _answer_from_elsewhere(
     if plan_.routing in ("explicit", "channel_default"):
         return answer.model_copy(update={"suggested": names})
     wider = plan_.model_copy(update={"tasks": (*plan_.tasks, *tasks)})
-    return synthesize_extractive(
-        wider, comparable_findings([*findings, *extra]), context.limits, languages=_languages(context, wider)
-    )
+    everything = comparable_findings([*findings, *extra])
+    closeness = await sentence_closeness(question_of(wider), merge_passages(everything), context.backend)
+    return await _extractive(context, wider, everything, _languages(context, wider), closeness)
+
+
+async def _extractive(
+    context: GraphContext,
+    plan_: Plan,
+    findings: list[Finding],
+    languages: set[str],
+    closeness: Closeness | None,
+    *,
+    aliases: dict[str, frozenset[str]] | None = None,
+) -> Answer:
+    """The extractive answer with sentences read by meaning: the best passages' (``closeness``),
+    those the words alone would quote, and then any other the answer quotes from beyond them, the
+    answer chosen again with those read."""
+
+    def synthesize(read: Closeness | None) -> Answer:
+        return synthesize_extractive(
+            plan_, findings, context.limits, languages=languages, aliases=aliases, closeness=read
+        )
+
+    if closeness is None:
+        return synthesize(None)
+    question = question_of(plan_)
+    closeness = await read_also(closeness, question, _quoted(synthesize(None)), context.backend)
+    answer = synthesize(closeness)
+    quoted = _quoted(answer)
+    if all(closeness.of(p.id, s) is not None for p, s in quoted):
+        return answer
+    return synthesize(await read_also(closeness, question, quoted, context.backend))
+
+
+def _quoted(answer: Answer) -> list[tuple[Passage, str]]:
+    """The sentences an answer quotes (or offers as the closest), each with its first cited passage."""
+    cited = {c.n: c.passage for c in answer.citations}
+    sentences = [s for section in answer.sections for s in section.sentences] + list(answer.closest)
+    return [(cited[s.citations[0]], s.text) for s in sentences if s.citations and s.citations[0] in cited]
 
 
 def _languages(context: GraphContext, plan_: Plan) -> set[str]:

@@ -9,24 +9,121 @@ however well the passage answers. For each such term, the embedder the search us
 with the words and word pairs of the best passages; the closest one, when it is close enough,
 stands for the term. A question about something the documents do not hold keeps its missing term:
 "Berlin" is nearest to "country" in a passage about time off, far below the bar.
+
+Whether a sentence answers is read by meaning too (``sentence_closeness``): each quotable sentence
+of the run's best passages, with its passage's title, is compared with the question as a whole.
+A sentence that means what was asked answers it in any words ("who do I wake up if the site dies"
+and "the primary on-call engineer is paged"); evidence whose words match the question's but whose
+sentences all mean something else ("how do I set up the VPN" and "connect through the company VPN
+on hotel networks") does not.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from graph.answer.extractive import MAX_WORDS, MIN_WORDS, is_heading
 from graph.research.question import key_terms
 from retrieval.backends import SearchBackend
 from retrieval.language import FUNCTION_WORDS, detect_language, stem_in, stem_tuple_in
 from retrieval.passages import Passage
-from retrieval.text import words
+from retrieval.text import sentence_analysis, words
 
 # How close a passage's word (or pair of words) must be to a key term to stand for it: the cosine
 # of their all-MiniLM-L6-v2 vectors, chosen on evals/samples, orgdocs and hotpotqa500 together
 # (0.6, 0.65 and 0.7 measured; docs/search.md, "Answering in the asker's words").
 SAME_MEANING = 0.65
-PASSAGES_READ = 3  # the best passages whose words are compared
+PASSAGES_READ = 3  # the best passages whose words (and sentences) are compared
 MAX_CANDIDATES = 400  # words and pairs embedded for one question at most
+
+# How close (cosine of all-MiniLM-L6-v2 vectors of the question and of "title: sentence") a
+# sentence must be to answer the question by meaning when its words do not carry the question's,
+# and how close one sentence of the best passages must be for evidence whose words do carry them
+# to answer at all. Chosen on evals/samples, orgdocs and hotpotqa500 together (docs/search.md,
+# "Whether the evidence answers, by meaning").
+ANSWERS = 0.55
+RELATED = 0.40
+MAX_SENTENCES = 60  # sentences embedded for one question at most
+
+
+@dataclass(frozen=True)
+class Closeness:
+    """How close in meaning each quotable sentence of the run's best passages is to the question:
+    cosines by (passage id, sentence)."""
+
+    cosines: Mapping[tuple[str, str], float]
+
+    @property
+    def best(self) -> float:
+        return max(self.cosines.values(), default=0.0)
+
+    def of(self, passage_id: str, sentence: str) -> float | None:
+        return self.cosines.get((passage_id, sentence))
+
+    def unrelated_collections(self, passages: Sequence[Passage]) -> set[str]:
+        """The collections of the read passages none of whose sentences is related to the question."""
+        collection = {p.id: p.collection for p in passages}
+        read, related = set(), set()
+        for (passage_id, _), cosine in self.cosines.items():
+            if passage_id in collection:
+                read.add(collection[passage_id])
+                if cosine >= RELATED:
+                    related.add(collection[passage_id])
+        return read - related
+
+    def answering(self) -> list[tuple[str, str, float]]:
+        """The sentences close enough to answer by themselves, closest first (ties in reading order)."""
+        close = [(pid, s, c) for (pid, s), c in self.cosines.items() if c >= ANSWERS]
+        return sorted(close, key=lambda item: -item[2])
+
+
+def quotable_sentences(passage: Passage) -> list[str]:
+    """The sentences of a passage an answer may quote: not a heading line, of a sentence's length."""
+    return [
+        sentence
+        for sentence, _, length in sentence_analysis(passage.text)[0]
+        if MIN_WORDS <= length <= MAX_WORDS and not is_heading(sentence, passage.title)
+    ]
+
+
+async def sentence_closeness(
+    question: str, passages: Sequence[Passage], backend: SearchBackend
+) -> Closeness | None:
+    """How close in meaning each quotable sentence of the best ``passages`` (the first
+    ``PASSAGES_READ``) is to ``question``; ``None`` when the search has no embedder or nothing is
+    quotable."""
+    pairs: list[tuple[Passage, str]] = []
+    for passage in passages[:PASSAGES_READ]:
+        pairs += [(passage, s) for s in quotable_sentences(passage)]
+    return await _read(question, pairs[:MAX_SENTENCES], backend, {})
+
+
+async def read_also(
+    closeness: Closeness, question: str, pairs: Sequence[tuple[Passage, str]], backend: SearchBackend
+) -> Closeness:
+    """``closeness`` with these sentences (of passages beyond the best, that an answer quotes)
+    read too; unchanged when the search cannot read them."""
+    unread = [(p, s) for p, s in pairs if closeness.of(p.id, s) is None]
+    read = await _read(question, unread, backend, dict(closeness.cosines))
+    return read or closeness
+
+
+async def _read(
+    question: str,
+    pairs: Sequence[tuple[Passage, str]],
+    backend: SearchBackend,
+    cosines: dict[tuple[str, str], float],
+) -> Closeness | None:
+    if not pairs or not question.strip():
+        return None
+    vectors = await backend.meanings([question, *(f"{p.title}: {s}" if p.title else s for p, s in pairs)])
+    if vectors is None:
+        return None
+    for (passage, sentence), cosine in zip(pairs, vectors[1:] @ vectors[0], strict=True):
+        key = (passage.id, sentence)
+        cosines[key] = max(cosines.get(key, -1.0), float(cosine))
+    return Closeness(cosines)
 
 
 def _candidates(passages: Sequence[Passage], language: str) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from graph.answer.extractive import MAX_WORDS, MIN_WORDS, is_heading, jaccard
+from graph.answer.meaning import RELATED, Closeness
 from graph.answer.relevance import (
     MAX_MISSING_SHARE,
     Coverage,
@@ -297,12 +298,22 @@ def choose_claims(
     *,
     from_passages: bool = False,
     aliases: dict[str, frozenset[str]] | None = None,
+    closeness: Closeness | None = None,
 ) -> Selection:
     """The claims worth saying, best first: no near-duplicates, none far below the best, and for
-    a comparison the best claim about each side (or, without named sides, of each collection)."""
+    a comparison the best claim about each side (or, without named sides, of each collection).
+
+    With ``closeness`` (``graph.answer.meaning``), meaning decides beside words: evidence whose
+    words cover the question answers only when one of its best sentences is related to it by
+    meaning (``RELATED``); evidence whose words do not cover it, because the question says
+    something in words no retrieved passage writes, answers with the sentences that mean what was
+    asked (``ANSWERS``) and name what it names."""
     merged = merge_passages(findings)  # ranked once, read by every step below
     ranked, focus = _ranked_claims(plan, findings, merged, from_passages=from_passages, aliases=aliases)
-    if not ranked:
+    if not ranked:  # no sentence carries the question's words; one may still mean what it asks
+        answering = _answering(focus, closeness, merged, limits) if closeness is not None else []
+        if answering and plan.kind != "comparative":
+            return Selection(claims=answering, coverage=Coverage(found=True), closest=[])
         return Selection(claims=[], coverage=Coverage(found=False), closest=[])
     floor = RELEVANCE_FLOOR * ranked[0][0]
     kept: list[tuple[Claim, str]] = []
@@ -319,12 +330,29 @@ def choose_claims(
     # searched at all. Searching a collection is no reason to quote it.
     # (Not for a comparison: each side's evidence may stand in its own collection.)
     best_passage = merged[0].score if merged and is_hybrid(merged) and plan.kind != "comparative" else 0.0
+    unrelated = closeness.unrelated_collections(merged) if closeness is not None else set()
+    hops = {p.id for f in findings if f.round > 1 and f.entity for p in f.passages if is_about(p, f.entity)}
     for score, claim, collection, passage in _by_novelty(focus, ranked, covered, limits.answer_sentences):
         if (
             best_passage
             and passage.score < limits.routing_ratio * best_passage
             and all(c != collection for _, c in kept)
             and collection not in must_collections
+        ):
+            continue
+        # Read by meaning, a collection earns a section only with a sentence related to the
+        # question: none of its best passages' sentences is (``unrelated``), or this one, the
+        # section's first, is not. A second hop is judged by the chain that led to it, not by its
+        # closeness to the whole question.
+        if (
+            kept
+            and all(c != collection for _, c in kept)
+            and collection not in must_collections
+            and passage.id not in hops
+            and (
+                collection in unrelated
+                or (closeness is not None and (closeness.of(passage.id, claim.text) or 1.0) < RELATED)
+            )
         ):
             continue
         own = stems(claim.text)
@@ -358,10 +386,54 @@ def choose_claims(
             coverage = replace(coverage, found=False, hop_missing=True)
         elif not coverage.found and _both_hops(focus, merged[:PASSAGES_READ], coverage):
             coverage = replace(coverage, found=True)
+    if closeness is not None and closeness.cosines and plan.kind != "comparative":
+        if coverage.found and closeness.best < RELATED:
+            logger.debug("words cover the question, but no sentence is related to it by meaning")
+            coverage = replace(coverage, found=False)
+        elif not coverage.found and coverage.missing_share > 0 and not coverage.hop_missing:
+            # Meaning stands in for words only where words cannot judge: some key term of the
+            # question is written in no retrieved passage (the asker's words are not the
+            # documents'). Where every one is written, the words' verdict stands: it knows, for
+            # one, that a bridge question's second hop is missing, while a first hop's sentence
+            # is close in meaning to the whole question.
+            answering = _answering(focus, closeness, merged, limits)
+            if answering:
+                return Selection(
+                    claims=answering,
+                    coverage=replace(coverage, found=True),
+                    closest=[],
+                    candidates=_best(ranked, limits),
+                )
     if coverage.found:
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
+
+
+def _answering(
+    focus: QuestionFocus, closeness: Closeness, merged: Sequence[Passage], limits: ResearchLimits
+) -> list[tuple[Claim, str]]:
+    """The sentences that answer by meaning, closest first, without near-duplicates: each close
+    enough to the question, and about what it names (the sentence or its passage's title names
+    each of the question's entities; a sentence about another film, product or person means
+    much the same, and answers nothing)."""
+    by_id = {p.id: p for p in merged}
+    kept: list[tuple[Claim, str]] = []
+    kept_stems: list[set[str]] = []
+    for passage_id, sentence, _ in closeness.answering():
+        passage = by_id.get(passage_id)
+        own = stems(sentence)
+        if (
+            passage is None
+            or entity_share(focus, sentence, passage.title) < 1.0
+            or any(jaccard(own, other) >= DUPLICATE for other in kept_stems)
+        ):
+            continue
+        kept.append((Claim(text=sentence, passage_ids=(passage.id,), coverage=0.0), passage.collection))
+        kept_stems.append(own)
+        if len(kept) >= limits.answer_sentences:
+            break
+    return kept
 
 
 def _hop_missing(
@@ -628,12 +700,15 @@ def synthesize_extractive(
     *,
     languages: Collection[str] = (DEFAULT_LANGUAGE,),
     aliases: dict[str, frozenset[str]] | None = None,
+    closeness: Closeness | None = None,
 ) -> Answer:
     """The answer, best sentence first; or, when the evidence does not cover the question, no
     answer sentences and at most one clearly labelled closest sentence (and the question's
     language when it is none of ``languages``, the searched collections' documents'). ``aliases``:
-    key terms read by meaning (``graph.answer.meaning``)."""
-    selection = choose_claims(plan, findings, limits, from_passages=True, aliases=aliases)
+    key terms read by meaning, ``closeness``: sentences read by meaning (``graph.answer.meaning``)."""
+    selection = choose_claims(
+        plan, findings, limits, from_passages=True, aliases=aliases, closeness=closeness
+    )
     if selection.coverage.found:
         answer, _ = build_answer(plan, findings, selection.claims)
         return answer

@@ -1,13 +1,19 @@
-"""Key terms read by meaning: a word of the question that no passage writes stands for the passage
-words that mean it, when the search's embedder finds them close enough."""
+"""Read by meaning: a word of the question that no passage writes stands for the passage words that
+mean it, when the search's embedder finds them close enough; a sentence that means what was asked
+answers it in other words, and evidence none of whose best sentences is related to the question
+does not answer it, whatever words it shares with it."""
 
 from collections.abc import Sequence
 from typing import cast
 
 import numpy as np
+import pytest
 
-from graph.answer.meaning import SAME_MEANING, term_aliases
+from graph.answer.meaning import ANSWERS, RELATED, SAME_MEANING, sentence_closeness, term_aliases
 from graph.answer.relevance import focus_of, term_coverage
+from graph.answer.synthesis import synthesize_extractive
+from graph.context import ResearchLimits
+from graph.models import Finding, Plan, ResearchTask
 from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.embeddings import Vectors
 from retrieval.passages import Passage
@@ -70,3 +76,160 @@ async def test_without_an_embedder_the_words_decide_alone() -> None:
             return None
 
     assert await term_aliases("how many vacation days", [LEAVE], WordsOnly({}, 0.0)) == {}
+
+
+class SentenceVectors(DelegatingBackend):
+    """A search whose embedder puts the first text (the question) at ``cosines[text]`` from each
+    later text that contains a key of ``cosines``, and at ``default`` from the rest."""
+
+    def __init__(self, cosines: dict[str, float], default: float = 0.1) -> None:
+        super().__init__(cast(SearchBackend, None))
+        self.cosines, self.default, self.asked = cosines, default, list[str]()
+
+    async def meanings(self, texts: Sequence[str]) -> Vectors | None:
+        self.asked.extend(texts)
+        out = np.zeros((len(texts), 2), dtype=np.float32)
+        out[0] = (1.0, 0.0)
+        for row, text in enumerate(texts[1:], start=1):
+            c = next((v for k, v in self.cosines.items() if k in text), self.default)
+            out[row] = (c, np.sqrt(1 - c**2))
+        return out
+
+
+ON_CALL = Passage(
+    id="oc",
+    collection="engineering",
+    doc_id="oc",
+    source="on-call.md",
+    title="On-call",
+    text=(
+        "On-call\n\n"
+        "Each team has a primary and a secondary on-call engineer every week. "
+        "A page goes to the primary first, who acknowledges it within 15 minutes at night. "
+        "See below."
+    ),
+    score=1.0,
+)
+VPN = Passage(
+    id="vpn",
+    collection="people",
+    doc_id="vpn",
+    source="travel.md",
+    title="Travel",
+    text="Connect your laptop through the company VPN on hotel and public networks when you travel.",
+    score=1.0,
+)
+
+
+def _plan(question: str, *collections: str) -> Plan:
+    return Plan(
+        kind="factual",
+        routing="automatic",
+        tasks=tuple(ResearchTask(collection=c, queries=(question,), question=question) for c in collections),
+    )
+
+
+def _finding(collection: str, *passages: Passage) -> Finding:
+    return Finding(collection=collection, status="ok", passages=passages, claims=(), seconds=0.1)
+
+
+async def test_each_quotable_sentence_of_the_best_passages_is_read_with_its_title() -> None:
+    vectors = SentenceVectors({"acknowledges": 0.7})
+    closeness = await sentence_closeness("how fast do I ack a page at night", [ON_CALL], vectors)
+    assert closeness is not None
+    # The heading line and the three-word sentence are no claims: neither is compared.
+    assert vectors.asked[1:] == [
+        "On-call: Each team has a primary and a secondary on-call engineer every week.",
+        "On-call: A page goes to the primary first, who acknowledges it within 15 minutes at night.",
+    ]
+    assert closeness.best == pytest.approx(0.7)
+    assert [s for _, s, _ in closeness.answering()] == [
+        "A page goes to the primary first, who acknowledges it within 15 minutes at night."
+    ]
+
+
+async def test_without_an_embedder_no_sentence_is_read_by_meaning() -> None:
+    class WordsOnly(SentenceVectors):
+        async def meanings(self, texts: Sequence[str]) -> Vectors | None:
+            return None
+
+    assert await sentence_closeness("who is on call", [ON_CALL], WordsOnly({})) is None
+
+
+async def test_a_sentence_that_means_what_was_asked_answers_it_in_other_words() -> None:
+    question = "who do I wake up if the site dies at 3am"
+    plan, findings = _plan(question, "engineering"), [_finding("engineering", ON_CALL)]
+    by_words = synthesize_extractive(plan, findings, ResearchLimits())
+    assert not by_words.found  # no sentence writes "wake", "site", "dies" or "3am"
+    close = await sentence_closeness(question, [ON_CALL], SentenceVectors({"A page goes": ANSWERS + 0.05}))
+    answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=close)
+    assert answer.found
+    assert [s.text for s in answer.sections[0].sentences] == [
+        "A page goes to the primary first, who acknowledges it within 15 minutes at night."
+    ]
+    assert [c.passage.id for c in answer.citations] == ["oc"]
+    far = await sentence_closeness(question, [ON_CALL], SentenceVectors({"A page goes": ANSWERS - 0.1}))
+    assert not synthesize_extractive(plan, findings, ResearchLimits(), closeness=far).found
+
+
+async def test_evidence_whose_words_match_but_whose_sentences_mean_something_else_does_not_answer() -> None:
+    question = "how do I connect my laptop to the VPN"
+    plan, findings = _plan(question, "people"), [_finding("people", VPN)]
+    assert synthesize_extractive(plan, findings, ResearchLimits()).found  # by words alone
+    related = await sentence_closeness(question, [VPN], SentenceVectors({}, default=RELATED + 0.05))
+    assert synthesize_extractive(plan, findings, ResearchLimits(), closeness=related).found
+    unrelated = await sentence_closeness(question, [VPN], SentenceVectors({}, default=RELATED - 0.1))
+    answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=unrelated)
+    assert not answer.found and not answer.sections
+
+
+async def test_where_the_evidence_writes_every_word_of_the_question_the_words_decide() -> None:
+    """Every key term is written somewhere, but no sentence carries enough of them: the words'
+    "not found" stands however close a sentence is (a first hop is close to a bridge question)."""
+    pay = Passage(
+        id="pay",
+        collection="engineering",
+        doc_id="pay",
+        source="pay.md",
+        title="Standby pay",
+        text=(
+            "A week as primary earns a standby allowance of 350 euros. "
+            "Allowances are paid with the monthly salary."
+        ),
+        score=0.9,
+    )
+    question = "which team engineer earns euros monthly when the secondary acknowledges at night"
+    plan, findings = _plan(question, "engineering"), [_finding("engineering", ON_CALL, pay)]
+    close = await sentence_closeness(question, [ON_CALL, pay], SentenceVectors({}, default=0.9))
+    assert not synthesize_extractive(plan, findings, ResearchLimits(), closeness=close).found
+
+
+async def test_a_question_naming_what_no_passage_names_is_not_answered_by_meaning() -> None:
+    question = "who do I wake up at Globex if the site dies"
+    plan, findings = _plan(question, "engineering"), [_finding("engineering", ON_CALL)]
+    close = await sentence_closeness(question, [ON_CALL], SentenceVectors({"A page goes": 0.9}))
+    assert not synthesize_extractive(plan, findings, ResearchLimits(), closeness=close).found
+
+
+async def test_a_collection_whose_best_passages_say_nothing_related_gets_no_section() -> None:
+    """The people policies write "night" and "page" too, in a sentence about something else: their
+    section goes; the on-call section, whose sentence answers, stays."""
+    leave = Passage(
+        id="late",
+        collection="people",
+        doc_id="late",
+        source="hours.md",
+        title="Working hours",
+        text="After a night with more than two pages you may start late the next day.",
+        score=0.95,
+    )
+    question = "how fast must the primary acknowledge a page at night"
+    plan = _plan(question, "engineering", "people")
+    findings = [_finding("engineering", ON_CALL), _finding("people", leave)]
+    by_words = synthesize_extractive(plan, findings, ResearchLimits())
+    assert [s.collection for s in by_words.sections] == ["engineering", "people"]
+    vectors = SentenceVectors({"A page goes": 0.7, "Each team": RELATED + 0.05, "start late": RELATED - 0.1})
+    close = await sentence_closeness(question, [ON_CALL, leave], vectors)
+    answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=close)
+    assert [s.collection for s in answer.sections] == ["engineering"]
+    assert answer.sections[0].sentences[0].text.startswith("A page goes to the primary first")
