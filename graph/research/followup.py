@@ -3,8 +3,9 @@
 Without a model the rewrite is lexical: an elliptical follow-up ("And for contractors?", "What
 about First for Women?") takes the previous question and puts the new part where the previous
 subject was (or appends a qualifier such as "for contractors"); a pronoun (it, they, he, she, that)
-becomes the previous subject. With a model, the model rewrites (validated JSON) and the lexical
-rewrite is the fallback when it fails or answers with something unusable.
+becomes the previous subject, and so does "ones" ("do unused ones carry over?"). With a model, the
+model rewrites (validated JSON) and the lexical rewrite is the fallback when it fails or answers
+with something unusable.
 """
 
 import re
@@ -74,6 +75,7 @@ _PRONOUN_RE = re.compile(
     re.IGNORECASE,
 )
 _POSSESSIVE = {"its", "their", "his"}
+_ONES_RE = re.compile(r"\bones\b", re.IGNORECASE)
 _DEMONSTRATIVE_VERB_RE = re.compile(rf"^\s*(?:{_AUX}|mean|means|cover|covers|apply|applies)\b", re.I)
 _LEAD_RE = re.compile(
     rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:(?:long|much|many|often|old|far|big)\s+)?"
@@ -156,6 +158,10 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
             return Standalone(text=f"{text.rstrip()} ({carried})", subject=subject, how="heuristic")
         subject = ""
     resolved = _resolve_pronouns(text, subject) if subject else text
+    if subject and resolved == text and subject not in names_in(previous.question):
+        # "do unused ones carry over?" after "how many vacation days …": "ones" stands for the
+        # thing the earlier question was about (a name is not such a thing: "which ones" of it?).
+        resolved = _ONES_RE.sub(lambda _m: subject, text, count=1)
     if resolved != text:
         return Standalone(text=resolved, subject=subject, how="heuristic")
     own = subject_of(text)

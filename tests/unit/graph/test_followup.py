@@ -165,3 +165,13 @@ def test_a_subject_that_runs_into_its_verb_is_carried_not_merged() -> None:
     assert _after("How many members did Letters to Cleo have?", "Who founded it?") == (
         "Who founded Letters to Cleo?"
     )
+
+
+def test_ones_stands_for_what_the_earlier_question_was_about() -> None:
+    assert _after("how many vacation days do we get", "do unused ones carry over?") == (
+        "do unused vacation days carry over?"
+    )
+    # Not for a name: "which ones" of a product is something else.
+    assert _after("what are the Beacon plans", "which ones include single sign-on?") == (
+        "which ones include single sign-on?"
+    )
