@@ -673,13 +673,12 @@ async def _extractive(
 
     if closeness is None:
         return synthesize(None)
-    question = question_of(plan_)
-    closeness = await read_also(closeness, question, _quoted(synthesize(None)), context.backend)
+    closeness = await read_also(closeness, _quoted(synthesize(None)), context.backend)
     answer = synthesize(closeness)
     quoted = _quoted(answer)
     if all(closeness.of(p.id, s) is not None for p, s in quoted):
         return answer
-    return synthesize(await read_also(closeness, question, quoted, context.backend))
+    return synthesize(await read_also(closeness, quoted, context.backend))
 
 
 def _quoted(answer: Answer) -> list[tuple[Passage, str]]:

@@ -19,13 +19,14 @@ on hotel networks") does not.
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from graph.answer.extractive import MAX_WORDS, MIN_WORDS, is_heading
 from graph.research.question import key_terms
 from retrieval.backends import SearchBackend
+from retrieval.embeddings import Vectors
 from retrieval.language import FUNCTION_WORDS, detect_language, stem_in, stem_tuple_in
 from retrieval.passages import Passage
 from retrieval.text import sentence_analysis, words
@@ -50,9 +51,11 @@ MAX_SENTENCES = 60  # sentences embedded for one question at most
 @dataclass(frozen=True)
 class Closeness:
     """How close in meaning each quotable sentence of the run's best passages is to the question:
-    cosines by (passage id, sentence)."""
+    cosines by (passage id, sentence), and the question's vector they were measured against (so
+    more sentences are read without embedding the question again)."""
 
     cosines: Mapping[tuple[str, str], float]
+    question: Vectors = field(compare=False, repr=False)
 
     @property
     def best(self) -> float:
@@ -96,34 +99,36 @@ async def sentence_closeness(
     pairs: list[tuple[Passage, str]] = []
     for passage in passages[:PASSAGES_READ]:
         pairs += [(passage, s) for s in quotable_sentences(passage)]
-    return await _read(question, pairs[:MAX_SENTENCES], backend, {})
+    pairs = pairs[:MAX_SENTENCES]
+    if not pairs or not question.strip():
+        return None
+    vectors = await backend.meanings([question, *_texts(pairs)])
+    if vectors is None:
+        return None
+    return _with(Closeness({}, vectors[0]), pairs, vectors[1:])
 
 
 async def read_also(
-    closeness: Closeness, question: str, pairs: Sequence[tuple[Passage, str]], backend: SearchBackend
+    closeness: Closeness, pairs: Sequence[tuple[Passage, str]], backend: SearchBackend
 ) -> Closeness:
     """``closeness`` with these sentences (of passages beyond the best, that an answer quotes)
     read too; unchanged when the search cannot read them."""
     unread = [(p, s) for p, s in pairs if closeness.of(p.id, s) is None]
-    read = await _read(question, unread, backend, dict(closeness.cosines))
-    return read or closeness
+    vectors = await backend.meanings(_texts(unread)) if unread else None
+    return closeness if vectors is None else _with(closeness, unread, vectors)
 
 
-async def _read(
-    question: str,
-    pairs: Sequence[tuple[Passage, str]],
-    backend: SearchBackend,
-    cosines: dict[tuple[str, str], float],
-) -> Closeness | None:
-    if not pairs or not question.strip():
-        return None
-    vectors = await backend.meanings([question, *(f"{p.title}: {s}" if p.title else s for p, s in pairs)])
-    if vectors is None:
-        return None
-    for (passage, sentence), cosine in zip(pairs, vectors[1:] @ vectors[0], strict=True):
+def _texts(pairs: Sequence[tuple[Passage, str]]) -> list[str]:
+    """What is embedded for a sentence: with its passage's title, which says what "it" is."""
+    return [f"{p.title}: {s}" if p.title else s for p, s in pairs]
+
+
+def _with(closeness: Closeness, pairs: Sequence[tuple[Passage, str]], vectors: Vectors) -> Closeness:
+    cosines = dict(closeness.cosines)
+    for (passage, sentence), cosine in zip(pairs, vectors @ closeness.question, strict=True):
         key = (passage.id, sentence)
         cosines[key] = max(cosines.get(key, -1.0), float(cosine))
-    return Closeness(cosines)
+    return Closeness(cosines, closeness.question)
 
 
 def _candidates(passages: Sequence[Passage], language: str) -> list[str]:

@@ -9,7 +9,15 @@ from typing import cast
 import numpy as np
 import pytest
 
-from graph.answer.meaning import ANSWERS, RELATED, SAME_MEANING, sentence_closeness, term_aliases
+from graph.answer.meaning import (
+    ANSWERS,
+    RELATED,
+    SAME_MEANING,
+    Closeness,
+    read_also,
+    sentence_closeness,
+    term_aliases,
+)
 from graph.answer.relevance import focus_of, term_coverage
 from graph.answer.synthesis import synthesize_extractive
 from graph.context import ResearchLimits
@@ -79,20 +87,23 @@ async def test_without_an_embedder_the_words_decide_alone() -> None:
 
 
 class SentenceVectors(DelegatingBackend):
-    """A search whose embedder puts the first text (the question) at ``cosines[text]`` from each
-    later text that contains a key of ``cosines``, and at ``default`` from the rest."""
+    """A search whose embedder puts the question (the first text it is ever asked) at
+    ``cosines[key]`` from each text that contains a key of ``cosines``, and at ``default`` from the
+    rest."""
 
     def __init__(self, cosines: dict[str, float], default: float = 0.1) -> None:
         super().__init__(cast(SearchBackend, None))
         self.cosines, self.default, self.asked = cosines, default, list[str]()
 
     async def meanings(self, texts: Sequence[str]) -> Vectors | None:
-        self.asked.extend(texts)
         out = np.zeros((len(texts), 2), dtype=np.float32)
-        out[0] = (1.0, 0.0)
-        for row, text in enumerate(texts[1:], start=1):
+        for row, text in enumerate(texts):
+            if not self.asked and row == 0:
+                out[row] = (1.0, 0.0)
+                continue
             c = next((v for k, v in self.cosines.items() if k in text), self.default)
             out[row] = (c, np.sqrt(1 - c**2))
+        self.asked.extend(texts)
         return out
 
 
@@ -146,6 +157,31 @@ async def test_each_quotable_sentence_of_the_best_passages_is_read_with_its_titl
     assert [s for _, s, _ in closeness.answering()] == [
         "A page goes to the primary first, who acknowledges it within 15 minutes at night."
     ]
+
+
+async def test_more_sentences_are_read_against_the_same_question_vector() -> None:
+    """An answer quoting beyond the best passages has those sentences read too: only those not read
+    yet, and the question is not embedded again."""
+    pay = Passage(
+        id="pay",
+        collection="people",
+        doc_id="pay",
+        source="pay.md",
+        title="Standby pay",
+        text="Each full week as primary on call earns a standby allowance of 350 euros.",
+    )
+    vectors = SentenceVectors({"standby allowance": 0.8})
+    closeness = await sentence_closeness("what does a week on call pay", [ON_CALL], vectors)
+    assert closeness is not None and closeness.of("pay", pay.text) is None
+    asked = len(vectors.asked)
+    read = await read_also(closeness, [(ON_CALL, closeness_sentence(closeness)), (pay, pay.text)], vectors)
+    assert vectors.asked[asked:] == [f"Standby pay: {pay.text}"]
+    assert read.of("pay", pay.text) == pytest.approx(0.8)
+    assert read.cosines.items() >= closeness.cosines.items()
+
+
+def closeness_sentence(closeness: Closeness) -> str:
+    return next(iter(closeness.cosines))[1]
 
 
 async def test_without_an_embedder_no_sentence_is_read_by_meaning() -> None:
