@@ -10,8 +10,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from graph.answer.extractive import MAX_WORDS, MIN_WORDS, is_heading, jaccard
-from graph.answer.meaning import RELATED, Closeness
+from graph.answer.extractive import jaccard
+from graph.answer.meaning import RELATED, Closeness, quotable_sentences
 from graph.answer.relevance import (
     MAX_MISSING_SHARE,
     Coverage,
@@ -44,7 +44,7 @@ from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.names import mentions
 from retrieval.passages import Passage
 from retrieval.scoring import is_hybrid
-from retrieval.text import sentence_analysis, stems, tokens, words
+from retrieval.text import stems, tokens, words
 
 logger = logging.getLogger(__name__)
 
@@ -201,16 +201,13 @@ def passage_claims(finding: Finding, best: Sequence[Passage], drafted: set[str])
     """Every quotable sentence of the finding's passages among the run's best ``best``: the
     branch drafted a few, but the one that answers may be another (scored here against the
     whole question, not the branch's query)."""
-    claims = []
-    for passage in best:
-        if passage.collection != finding.collection:
-            continue
-        for sentence, _, length in sentence_analysis(passage.text)[0]:
-            if sentence in drafted or is_heading(sentence, passage.title):
-                continue
-            if MIN_WORDS <= length <= MAX_WORDS:
-                claims.append(Claim(text=sentence, passage_ids=(passage.id,), coverage=0.0))
-    return claims
+    return [
+        Claim(text=sentence, passage_ids=(passage.id,), coverage=0.0)
+        for passage in best
+        if passage.collection == finding.collection
+        for sentence in quotable_sentences(passage)
+        if sentence not in drafted
+    ]
 
 
 def _earns_place(focus: QuestionFocus, sentence: str, passage: Passage) -> bool:
@@ -351,7 +348,11 @@ def choose_claims(
             and passage.id not in hops
             and (
                 collection in unrelated
-                or (closeness is not None and (closeness.of(passage.id, claim.text) or 1.0) < RELATED)
+                or (
+                    closeness is not None
+                    and (cosine := closeness.of(passage.id, claim.text)) is not None
+                    and cosine < RELATED
+                )
             )
         ):
             continue
