@@ -51,6 +51,7 @@ class RewriteOutput(BaseModel):
 
 
 _QUESTION_WORDS = r"how|what|who|whom|whose|when|where|which|why|is|are|was|were|do|does|did|can|could"
+_AMOUNT = r"(?:long|much|many|often|old|far|big)"  # "how long", "how many", …
 _AUX = r"is|are|was|were|do|does|did|can|could|should|would|will|has|have|had|may|might|must|be|been|get|gets"
 _ELLIPSIS_RE = re.compile(
     r"^\s*(?:(?:and|but|also|so|ok|okay)\s*[,:]?\s+)?(?:(?:and\s+)?(?:what|how)\s+about|what\s+of|"
@@ -78,7 +79,7 @@ _POSSESSIVE = {"its", "their", "his"}
 _ONES_RE = re.compile(r"\bones\b", re.IGNORECASE)
 _DEMONSTRATIVE_VERB_RE = re.compile(rf"^\s*(?:{_AUX}|mean|means|cover|covers|apply|applies)\b", re.I)
 _LEAD_RE = re.compile(
-    rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:(?:long|much|many|often|old|far|big)\s+)?"
+    rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:{_AMOUNT}\s+)?"
     rf"(?:(?:{_AUX})\s+)?(?:(?:the|a|an|our|my|your)\s+)?",
     re.IGNORECASE,
 )
@@ -92,7 +93,7 @@ _VAGUE = {"i", "we", "you", "me", "us", "one", "there", "here", "what", "which",
 # "How do feature flags work here?": after "do" (or a modal) the subject runs into the main verb,
 # and a noun phrase cut out lexically would carry it ("feature flags work here").
 _DO_SUPPORT_RE = re.compile(
-    rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:(?:long|much|many|often|old|far|big)\s+)?"
+    rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:{_AMOUNT}\s+)?"
     r"(?:do|does|did|can|could|should|would|will|may|might|must)\b",
     re.IGNORECASE,
 )
@@ -175,7 +176,7 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
 def _stands_alone(subject: str, previous: PriorTurn) -> bool:
     """Whether the earlier turn's subject can stand in for a pronoun: it is a name the question
     says, the sides it compares, or the question does not put it before its main verb."""
-    if subject in names_in(previous.question) or " and " in subject:
+    if subject in names_in(previous.question) or comparison_sides(previous.question):
         return True
     return not _DO_SUPPORT_RE.match(previous.question)
 
