@@ -161,6 +161,10 @@ def test_a_subject_that_runs_into_its_verb_is_carried_not_merged() -> None:
     )
     assert rewritten.text.startswith("how long can one stay in after it's fully rolled out? (")
     assert "feature flags" in rewritten.text and rewritten.how == "heuristic"
+    # Nor does a subject joining two things make it a comparison's sides.
+    assert _after("how do deploys and rollbacks work", "who approves them?") == (
+        "who approves them? (deploys rollbacks work)"
+    )
     # A name is a subject whatever the verb around it.
     assert _after("How many members did Letters to Cleo have?", "Who founded it?") == (
         "Who founded Letters to Cleo?"
