@@ -236,7 +236,9 @@ def markdown_report(report: dict[str, Any]) -> str:
         lines += [
             "",
             f"Research rounds per question: {report['overall'].get('rounds_per_question')} on average "
-            f"(questions by rounds taken: {by_rounds}). Latency per round: {per_round}.",
+            f"(questions by rounds taken: {by_rounds}). Latency per round: {per_round}. "
+            f"Follow-up queries: {stats['follow_up_queries']}, "
+            f"{stats['follow_up_queries_sharing_nothing']} of them sharing no word with the question.",
         ]
     if "f1" in report["overall"]:
         lines += [

@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.evaluation.datasets import EvalQuestion
 from graph import Answer, ResearchRound, is_supported
-from retrieval.language import content_words, stem_in
+from retrieval.language import content_words, stem_in, stems_in
 
 KS = (2, 5, 10)  # the k of recall@k
 
@@ -353,12 +353,21 @@ def followup_report(results: Sequence[QuestionResult]) -> dict[str, Any] | None:
 
 
 def round_stats(results: Sequence[QuestionResult]) -> dict[str, Any]:
-    """How many questions took how many rounds, and each round's wall-clock latency."""
+    """How many questions took how many rounds, each round's wall-clock latency, and how many
+    follow-up queries (those of rounds after the first) share no word with the question researched:
+    a follow-up chases what the question needs, and one sharing nothing is a name's own search."""
     seconds: dict[int, list[float]] = defaultdict(list)
+    follow_ups = sharing_nothing = 0
     for result in results:
+        asked = stems_in(result.searched or result.question.question)
         for number, research_round in enumerate(result.rounds, 1):
             seconds[number].append(research_round.seconds)
+            if number > 1:
+                follow_ups += len(research_round.queries)
+                sharing_nothing += sum(1 for q in research_round.queries if not stems_in(q) & asked)
     return {
+        "follow_up_queries": follow_ups,
+        "follow_up_queries_sharing_nothing": sharing_nothing,
         "questions_by_rounds": {
             str(n): c for n, c in sorted(Counter(len(r.rounds) for r in results).items())
         },

@@ -118,9 +118,10 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
     lead.
     """
     wanted = stems(question.text)
-    if not wanted:
+    named = question_entities(question.text, ())
+    if not wanted or not named:
         return []
-    given = set().union(*(stems(e) for e in question_entities(question.text, ())))
+    given = set().union(*(stems(e) for e in named))
     ask = (wanted - given) or wanted
     focus = focus_of(question.text, ranked)
     scored: dict[str, Lead] = {}

@@ -181,6 +181,12 @@ def test_eval_reports_the_contract_fields_and_writes_its_report(
     assert said == pytest.approx(report["not_found"]["not_found_without_evidence"], abs=1e-4)
     stats = json.loads((out / "report.json").read_text())["details"]["rounds"]
     assert stats["latency_by_round"]["2"]["questions"] >= 1
+    # Follow-up queries are counted, and those sharing no word with the question: the bridge's
+    # "Adriana Trigiani" is one (a name the question could not say).
+    later = [q for line in details.values() for r in line["rounds"][1:] for q in r["queries"]]
+    assert stats["follow_up_queries"] == len(later) >= 1
+    assert 1 <= stats["follow_up_queries_sharing_nothing"] <= len(later)
+    assert "sharing no word with the question" in (out / "report.md").read_text()
     faithfulness = report["faithfulness"]  # graded from how each case was built, not by the verifier
     assert faithfulness["true"]["total"] >= 6
     for kind in ("number", "name", "quantifier"):
