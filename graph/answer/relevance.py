@@ -184,6 +184,11 @@ def entity_share(focus: QuestionFocus, text: str, *more: str) -> float:
     if not focus.entities:
         return 1.0
     present = set(tokens(text)).union(*(tokens(t) for t in more))
+    if focus.aliases:
+        # A name the asker writes otherwise than the documents ("the EU", "the European Union"),
+        # read by meaning (``QuestionFocus.aliases``), is named where its alias is.
+        meant = focus.aliases.keys() & focus.stems(text).union(*(focus.stems(t) for t in more))
+        present |= {w for e in focus.entities for w in e if stem_in(w, focus.language) in meant}
     return sum(names_entity(e, present) for e in focus.entities) / len(focus.entities)
 
 

@@ -18,7 +18,7 @@ from graph.answer.meaning import (
     sentence_closeness,
     term_aliases,
 )
-from graph.answer.relevance import focus_of, term_coverage
+from graph.answer.relevance import entity_share, focus_of, term_coverage
 from graph.answer.synthesis import synthesize_extractive
 from graph.context import ResearchLimits
 from graph.models import Finding, Plan, ResearchTask
@@ -71,6 +71,27 @@ async def test_a_word_no_passage_writes_stands_for_the_words_that_mean_it() -> N
     plain = focus_of(question, [LEAVE])
     sentence = LEAVE.text
     assert term_coverage(focus, sentence, LEAVE.title) > term_coverage(plain, sentence, LEAVE.title)
+
+
+async def test_a_name_the_asker_writes_otherwise_is_named_where_its_meaning_is() -> None:
+    """ "the EU" in the question, "the European Union" in the documents: read by meaning, the
+    sentence names what the question names."""
+    hosting = Passage(
+        id="h1",
+        collection="product",
+        doc_id="h1",
+        source="data.md",
+        title="Customer data",
+        text="Customer data is stored in the European Union, in two data centres.",
+    )
+    question = "is customer data hosted in the EU?"
+    aliases = await term_aliases(question, [hosting], WordVectors({"eu": "european union"}, cosine=0.8))
+    plain = focus_of(question, [hosting])
+    assert plain.entities == (("eu",),) and entity_share(plain, hosting.text, hosting.title) == 0.0
+    meant = focus_of(question, [hosting], aliases=aliases)
+    assert entity_share(meant, hosting.text, hosting.title) == 1.0
+    # The alias is that sentence's words: another sentence of the passage does not name it.
+    assert entity_share(meant, "Data centres are audited yearly.", hosting.title) == 0.0
 
 
 async def test_nothing_stands_for_a_word_when_the_closest_is_not_close_enough() -> None:
