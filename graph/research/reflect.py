@@ -115,7 +115,9 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
     the question), by how much of the question's remaining ask (its words other than the names it
     gives) the words right around the name carry ("performed by pianist Harry Connick Jr." for "a
     singer that performed"), and by coming early in the passage; a passage's own subject is not a
-    lead.
+    lead. A question that names nothing has none: a chain starts at something the question names,
+    and the names the passages of "how many vacation days do we get" mention (the company, the HR
+    system) are their setting.
     """
     wanted = stems(question.text)
     named = question_entities(question.text, ())
