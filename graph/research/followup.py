@@ -69,9 +69,6 @@ _PREPOSITION_RE = re.compile(
 # my parental leave"), go with it to the search.
 UNDERSPECIFIED_TERMS = 2
 CONTEXT_TERMS = 2
-# ... unless what it asks about is a noun phrase of its own ("perf reviews", "the notice period"):
-# "how many weeks" asks for an amount, and "weeks" is the answer's unit, not a topic.
-TOPIC_TERMS = 2
 _QUESTION_START_RE = re.compile(rf"^(?:{_QUESTION_WORDS}|{_AUX})\b", re.IGNORECASE)
 _PRONOUN_RE = re.compile(
     r"\b(?P<p>it|its|they|them|their|he|him|his|she|her|that|this)(?P<is>['’]s)?\b"
@@ -186,13 +183,11 @@ def _stands_alone(subject: str, previous: PriorTurn) -> bool:
 
 def _context_terms(text: str, history: Sequence[PriorTurn]) -> str:
     """The last turn's key terms, for a follow-up that names too little to stand alone and shares
-    none of them ("how many weeks can I take?" after "… planning my parental leave"); "" otherwise,
-    and for a question with a subject of its own ("when are perf reviews" after a question on
-    vacation days)."""
+    none of them ("how many weeks can I take?" after "… planning my parental leave"); "" otherwise."""
     own = set(key_terms(text))
     named = names_in(text)
-    if len(own) > UNDERSPECIFIED_TERMS or named or len(key_terms(subject_of(text))) >= TOPIC_TERMS:
-        return ""  # it says what it is about: "when are perf reviews" starts a topic of its own
+    if len(own) > UNDERSPECIFIED_TERMS or named:
+        return ""
     previous = history[-1]
     source = previous.subject or previous.question
     carried = [t for t in dict.fromkeys(terms(source)) if t not in own]
