@@ -26,13 +26,16 @@ from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.embeddings import Vectors
 from retrieval.passages import Passage
 
-LEAVE = Passage(
-    id="p1",
-    collection="people",
-    doc_id="d1",
-    source="time-off.md",
-    title="Paid time off",
-    text="Everyone gets 27 days of paid time off per year, plus public holidays.",
+
+def _passage(pid: str, collection: str, title: str, text: str, score: float = 0.0) -> Passage:
+    """A passage of its own document."""
+    return Passage(
+        id=pid, collection=collection, doc_id=pid, source=f"{pid}.md", title=title, text=text, score=score
+    )
+
+
+LEAVE = _passage(
+    "p1", "people", "Paid time off", "Everyone gets 27 days of paid time off per year, plus public holidays."
 )
 
 
@@ -76,13 +79,11 @@ async def test_a_word_no_passage_writes_stands_for_the_words_that_mean_it() -> N
 async def test_a_name_the_asker_writes_otherwise_is_named_where_its_meaning_is() -> None:
     """ "the EU" in the question, "the European Union" in the documents: read by meaning, the
     sentence names what the question names."""
-    hosting = Passage(
-        id="h1",
-        collection="product",
-        doc_id="h1",
-        source="data.md",
-        title="Customer data",
-        text="Customer data is stored in the European Union, in two data centres.",
+    hosting = _passage(
+        "h1",
+        "product",
+        "Customer data",
+        "Customer data is stored in the European Union, in two data centres.",
     )
     question = "is customer data hosted in the EU?"
     aliases = await term_aliases(question, [hosting], WordVectors({"eu": "european union"}, cosine=0.8))
@@ -128,13 +129,11 @@ class SentenceVectors(DelegatingBackend):
         return out
 
 
-ON_CALL = Passage(
-    id="oc",
-    collection="engineering",
-    doc_id="oc",
-    source="on-call.md",
-    title="On-call",
-    text=(
+ON_CALL = _passage(
+    "oc",
+    "engineering",
+    "On-call",
+    (
         "On-call\n\n"
         "Each team has a primary and a secondary on-call engineer every week. "
         "A page goes to the primary first, who acknowledges it within 15 minutes at night. "
@@ -142,13 +141,11 @@ ON_CALL = Passage(
     ),
     score=1.0,
 )
-VPN = Passage(
-    id="vpn",
-    collection="people",
-    doc_id="vpn",
-    source="travel.md",
-    title="Travel",
-    text="Connect your laptop through the company VPN on hotel and public networks when you travel.",
+VPN = _passage(
+    "vpn",
+    "people",
+    "Travel",
+    "Connect your laptop through the company VPN on hotel and public networks when you travel.",
     score=1.0,
 )
 
@@ -183,13 +180,11 @@ async def test_each_quotable_sentence_of_the_best_passages_is_read_with_its_titl
 async def test_more_sentences_are_read_against_the_same_question_vector() -> None:
     """An answer quoting beyond the best passages has those sentences read too: only those not read
     yet, and the question is not embedded again."""
-    pay = Passage(
-        id="pay",
-        collection="people",
-        doc_id="pay",
-        source="pay.md",
-        title="Standby pay",
-        text="Each full week as primary on call earns a standby allowance of 350 euros.",
+    pay = _passage(
+        "pay",
+        "people",
+        "Standby pay",
+        "Each full week as primary on call earns a standby allowance of 350 euros.",
     )
     vectors = SentenceVectors({"standby allowance": 0.8})
     closeness = await sentence_closeness("what does a week on call pay", [ON_CALL], vectors)
@@ -243,13 +238,11 @@ async def test_evidence_whose_words_match_but_whose_sentences_mean_something_els
 async def test_where_the_evidence_writes_every_word_of_the_question_the_words_decide() -> None:
     """Every key term is written somewhere, but no sentence carries enough of them: the words'
     "not found" stands however close a sentence is (a first hop is close to a bridge question)."""
-    pay = Passage(
-        id="pay",
-        collection="engineering",
-        doc_id="pay",
-        source="pay.md",
-        title="Standby pay",
-        text=(
+    pay = _passage(
+        "pay",
+        "engineering",
+        "Standby pay",
+        (
             "A week as primary earns a standby allowance of 350 euros. "
             "Allowances are paid with the monthly salary."
         ),
@@ -271,13 +264,11 @@ async def test_a_question_naming_what_no_passage_names_is_not_answered_by_meanin
 async def test_a_collection_whose_best_passages_say_nothing_related_gets_no_section() -> None:
     """The people policies write "night" and "page" too, in a sentence about something else: their
     section goes; the on-call section, whose sentence answers, stays."""
-    leave = Passage(
-        id="late",
-        collection="people",
-        doc_id="late",
-        source="hours.md",
-        title="Working hours",
-        text="After a night with more than two pages you may start late the next day.",
+    leave = _passage(
+        "late",
+        "people",
+        "Working hours",
+        "After a night with more than two pages you may start late the next day.",
         score=0.95,
     )
     question = "how fast must the primary acknowledge a page at night"
