@@ -89,6 +89,7 @@ def _question_details(result: QuestionResult) -> dict[str, Any]:
         "right": contains_answer(result),
         "token_recall": token_recall(result.answer_sentences, result.question.reference),
         "sections": result.sections,
+        "cited": result.cited,
         "cited_sources": result.cited_sources,
         "verdict": result.verdict,
         "choice": result.choice,

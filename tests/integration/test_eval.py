@@ -363,6 +363,8 @@ def test_eval_scores_document_gold_unanswerable_questions_and_replayed_conversat
         abs=1e-4,
     )
     cited = [s for d in found for s in d["cited_sources"]]
+    assert all(len(d["cited"]) == len(d["cited_sources"]) for d in found)
+    assert all(set(d["cited"]) <= set(d["retrieved"]) for d in found)
     from_gold = [
         any(s.endswith("/" + g) for g in d["gold_sources"]) for d in found for s in d["cited_sources"]
     ]
