@@ -74,6 +74,11 @@ HOP_PASSAGE_COVERAGE = 0.6
 HOP_PAIR_COVERAGE = 0.5
 # ... and each hop must add to the other: the pair carries more of the ask than either passage.
 HOP_PAIR_GAIN = 0.15
+# Read by meaning, a document's sentences stay in the answer to a question that names nothing only
+# when its closest sentence (cosine to the question) is within this of the closest document's.
+# Chosen on evals/samples, orgdocs and hotpotqa500 together (0.1, 0.15 and 0.2 measured;
+# docs/search.md, "Sentences that belong").
+CLOSE_TO_BEST = 0.15
 
 
 def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
@@ -379,6 +384,7 @@ def choose_claims(
         kept_stems.append(own)
         covered |= focus.stems(claim.text) & focus.weights.keys()
     linked = merged[:PASSAGES_READ] if plan.kind != "comparative" else ()
+    chosen = {c.text for c, _ in kept}  # before the second hops join them
     _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merged, comparison=plan.kind == "comparative")
@@ -406,9 +412,46 @@ def choose_claims(
                     candidates=_best(ranked, limits),
                 )
     if coverage.found:
+        if closeness is not None and plan.kind != "comparative" and not focus.entities:
+            hops_added = {c.text for c, _ in kept} - chosen
+            kept = _documents_that_belong(kept, kept_passages, closeness, merged, keep=hops_added)
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
+
+
+def _documents_that_belong(
+    kept: Sequence[tuple[Claim, str]],
+    passages: Sequence[Passage],
+    closeness: Closeness,
+    merged: Sequence[Passage],
+    *,
+    keep: AbstractSet[str],
+) -> list[tuple[Claim, str]]:
+    """The kept sentences without those of documents far in meaning from the question: a
+    document whose closest sentence read is more than ``CLOSE_TO_BEST`` below the closest kept
+    document's. Words chose them ("days", "leave", "per year" are in many policies); meaning says
+    which documents answer. A sentence stays when its document was not read, when it is in
+    ``keep`` (a second hop), or when its passage and a close one name each other's subject (the
+    next link of what was asked)."""
+    document = {p.id: p.doc_id for p in merged}
+    closest: dict[str, float] = {}
+    for (passage_id, _), cosine in closeness.cosines.items():
+        if passage_id in document:
+            doc = document[passage_id]
+            closest[doc] = max(closest.get(doc, -1.0), cosine)
+    read = [closest[p.doc_id] for p in passages if p.doc_id in closest]
+    if not read:
+        return list(kept)
+    bar = max(read) - CLOSE_TO_BEST
+    close = [p for p in passages if p.doc_id in closest and closest[p.doc_id] >= bar]
+    return [
+        (claim, collection)
+        for (claim, collection), passage in zip(kept, passages, strict=True)
+        if closest.get(passage.doc_id, bar) >= bar
+        or claim.text in keep
+        or any(_linked(passage, other) for other in close)
+    ]
 
 
 def _answering(

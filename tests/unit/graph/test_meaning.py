@@ -19,7 +19,7 @@ from graph.answer.meaning import (
     term_aliases,
 )
 from graph.answer.relevance import entity_share, focus_of, term_coverage
-from graph.answer.synthesis import synthesize_extractive
+from graph.answer.synthesis import CLOSE_TO_BEST, synthesize_extractive
 from graph.context import ResearchLimits
 from graph.models import Finding, Plan, ResearchTask
 from retrieval.backends import DelegatingBackend, SearchBackend
@@ -281,3 +281,33 @@ async def test_a_collection_whose_best_passages_say_nothing_related_gets_no_sect
     answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=close)
     assert [s.collection for s in answer.sections] == ["engineering"]
     assert answer.sections[0].sentences[0].text.startswith("A page goes to the primary first")
+
+
+async def test_a_document_far_in_meaning_from_the_closest_leaves_the_answer() -> None:
+    """The words pick a sentence from a review policy too ("page", "night"); meaning says the
+    on-call page answers and the review policy does not: its sentence goes, unless it is close
+    to the best, or the on-call page names it (the next link of what was asked)."""
+    review = _passage(
+        "rev",
+        "engineering",
+        "Incident reviews",
+        "Every page at night is reviewed by the primary in the weekly incident meeting.",
+        score=0.9,
+    )
+    question = "how fast must the primary acknowledge a page at night"
+    plan = _plan(question, "engineering")
+    findings = [_finding("engineering", ON_CALL, review)]
+    by_words = synthesize_extractive(plan, findings, ResearchLimits())
+    assert [c.passage.id for c in by_words.citations] == ["oc", "rev"]
+
+    async def cited(reviewed: float, on_call: Passage = ON_CALL) -> list[str]:
+        vectors = SentenceVectors({"A page goes": 0.7, "Every page": reviewed})
+        found = [_finding("engineering", on_call, review)]
+        close = await sentence_closeness(question, [on_call, review], vectors)
+        answer = synthesize_extractive(plan, found, ResearchLimits(), closeness=close)
+        return [c.passage.id for c in answer.citations]
+
+    assert await cited(0.7 - CLOSE_TO_BEST - 0.05) == ["oc"]
+    assert await cited(0.7 - CLOSE_TO_BEST + 0.05) == ["oc", "rev"]
+    naming = ON_CALL.model_copy(update={"text": ON_CALL.text.replace("See below.", "See Incident reviews.")})
+    assert await cited(0.7 - CLOSE_TO_BEST - 0.05, naming) == ["oc", "rev"]
