@@ -115,12 +115,15 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
     the question), by how much of the question's remaining ask (its words other than the names it
     gives) the words right around the name carry ("performed by pianist Harry Connick Jr." for "a
     singer that performed"), and by coming early in the passage; a passage's own subject is not a
-    lead.
+    lead. A question that names nothing has none: a chain starts at something the question names,
+    and the names the passages of "how many vacation days do we get" mention (the company, the HR
+    system) are their setting.
     """
     wanted = stems(question.text)
-    if not wanted:
+    named = question_entities(question.text, ())
+    if not wanted or not named:
         return []
-    given = set().union(*(stems(e) for e in question_entities(question.text, ())))
+    given = set().union(*(stems(e) for e in named))
     ask = (wanted - given) or wanted
     focus = focus_of(question.text, ranked)
     scored: dict[str, Lead] = {}

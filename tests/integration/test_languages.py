@@ -198,6 +198,12 @@ async def test_the_planner_writes_a_collections_queries_in_the_language_it_decla
     embedded: SearchBackend, tmp_path: Path, declared: bool
 ) -> None:
     fake = FakeLLM(plan_query=lambda question, language: QUERIES.get(language, question))
+    if declared:
+        # The fake drafts by shared words, which an English question and a German passage have
+        # none of; a model reads the German rule as the answer, as scripted here.
+        rule = GERMAN_HANDBOOK.splitlines()[2]
+        claim = {"claims": [{"passage": 1, "start": 0, "end": len(rule)}]}
+        fake.script("draft", Reply(content=json.dumps(claim), when=lambda user: rule in user))
     config = await _german_handbook(tmp_path, embedded, declared=declared)
     answer = await _ask_english(config, embedded, fake)
     [plan_request] = [r for r in fake.requests if stage_of(r["messages"][0]["content"]) == "plan"]

@@ -42,7 +42,7 @@ async def test_reply_in_an_answered_thread_is_a_followup_with_the_earlier_turn(h
     await harness.slack.mention("How long is parental leave? in:people", ts="1700000001.000100")
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
     status, _ = await harness.slack.message(
-        "And can it be split up?", ts="1700000001.000300", thread_ts="1700000001.000100"
+        "And can it be taken in blocks?", ts="1700000001.000300", thread_ts="1700000001.000100"
     )
     assert status == 200
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
@@ -55,12 +55,12 @@ async def test_reply_in_an_answered_thread_is_a_followup_with_the_earlier_turn(h
         for c in harness.fake.ok_calls("chat.postMessage") + harness.fake.ok_calls("chat.update")
         if not c.params.get("blocks")
     ]
-    assert any("Searching: can parental leave be split up?" in t for t in statuses)
+    assert any("Searching: can parental leave be taken in blocks?" in t for t in statuses)
 
 
 async def test_reply_in_a_thread_confer_never_answered_gets_nothing(harness: Harness) -> None:
     await harness.slack.message(
-        "And can it be split up?", ts="1700000002.000300", thread_ts="1700000002.000100"
+        "And can it be taken in blocks?", ts="1700000002.000300", thread_ts="1700000002.000100"
     )
     await harness.slack.message("How long is parental leave?", ts="1700000002.000400")  # top level
     await harness.slack.mention("ping")  # a call to wait on: the mention is answered
@@ -82,11 +82,13 @@ async def test_mention_mid_thread_reads_what_people_wrote_before_it(harness: Har
         {
             "type": "message",
             "user": "U0ANNA",
-            "text": f"<@{BOT_USER_ID}> can it be split?",
+            "text": f"<@{BOT_USER_ID}> can it be taken in blocks?",
             "ts": "1700000003.000300",
         },
     ]
-    await harness.slack.mention("can it be split?", ts="1700000003.000300", thread_ts="1700000003.000100")
+    await harness.slack.mention(
+        "can it be taken in blocks?", ts="1700000003.000300", thread_ts="1700000003.000100"
+    )
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
     [read] = harness.fake.ok_calls("conversations.replies")
     assert read.params["ts"] == "1700000003.000100" and int(read.params["limit"]) <= 50
@@ -163,7 +165,7 @@ async def test_direct_message_is_answered(harness: Harness) -> None:
     answer = harness.fake.answers()[0]
     assert answer["channel"] == "D0DM" and "20 weeks" in _answer_text(answer)
     await harness.slack.message(
-        "And can it be split up?", channel="D0DM", channel_type="im", ts="1700000005.000300"
+        "And can it be taken in blocks?", channel="D0DM", channel_type="im", ts="1700000005.000300"
     )
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
     assert "three blocks" in _answer_text(harness.fake.answers()[1])
@@ -178,11 +180,15 @@ async def test_own_bot_edited_and_other_messages_get_nothing(harness: Harness) -
     await harness.slack.message(
         "Parental leave is 20 weeks", user=None, bot_id="BCONFER", subtype="bot_message", **thread
     )
-    await harness.slack.message("And can it be split?", user="U0OTHERBOT", bot_id="BOTHER", **thread)
+    await harness.slack.message(
+        "And can it be taken in blocks?", user="U0OTHERBOT", bot_id="BOTHER", **thread
+    )
     await harness.slack.message("edited", subtype="message_changed", **thread)
-    await harness.slack.message("And can it be split?", subtype="thread_broadcast", **thread)
+    await harness.slack.message("And can it be taken in blocks?", subtype="thread_broadcast", **thread)
     await harness.slack.message("joined", subtype="channel_join", **thread)
-    await harness.slack.message(f"<@{BOT_USER_ID}> can it be split?", **thread)  # app_mention answers that
+    await harness.slack.message(
+        f"<@{BOT_USER_ID}> can it be taken in blocks?", **thread
+    )  # app_mention answers that
     await harness.slack.message("DM from a bot", channel="D0DM", channel_type="im", bot_id="BOTHER")
     await harness.slack.mention("ping")  # then something that is answered, to wait on
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) >= 2 or len(harness.fake.posts()) >= 4)
@@ -197,9 +203,9 @@ async def test_followups_off_answers_only_mentions(sample_dir: Path, monkeypatch
         one = await start()
         await one.slack.mention("How long is parental leave?", ts="1700000007.000100")
         await one.fake.wait_for(lambda: len(one.fake.answers()) == 1)
-        await one.slack.message("And can it be split up?", thread_ts="1700000007.000100")
+        await one.slack.message("And can it be taken in blocks?", thread_ts="1700000007.000100")
         await one.slack.message("How long is parental leave?", channel="D0DM", channel_type="im")
-        await one.slack.mention("And can it be split up?", thread_ts="1700000007.000100")
+        await one.slack.mention("And can it be taken in blocks?", thread_ts="1700000007.000100")
         await one.fake.wait_for(lambda: len(one.fake.answers()) == 2)
         assert [a["channel"] for a in one.fake.answers()] == ["C0001", "C0001"]
         assert "three blocks" in _answer_text(one.fake.answers()[1])  # a mention still uses memory
@@ -228,7 +234,7 @@ async def test_restart_between_turns_keeps_the_memory(
         await first.fake.wait_for(lambda: len(first.fake.answers()) == 1)
         await first.server.stop()
         second = await start()  # a restarted `confer serve`, or another replica
-        await second.slack.message("And can it be split up?", thread_ts=thread)
+        await second.slack.message("And can it be taken in blocks?", thread_ts=thread)
         await second.fake.wait_for(lambda: len(second.fake.answers()) == 1)
         assert "three blocks" in _answer_text(second.fake.answers()[0])
 
@@ -244,7 +250,7 @@ async def test_two_replicas_sharing_postgresql_either_continues(
         one, two = await start(), await start()
         await one.slack.mention("How long is parental leave?", ts=thread)
         await one.fake.wait_for(lambda: len(one.fake.answers()) == 1)
-        await two.slack.message("And can it be split up?", thread_ts=thread)
+        await two.slack.message("And can it be taken in blocks?", thread_ts=thread)
         await two.fake.wait_for(lambda: len(two.fake.answers()) == 1)
         assert "three blocks" in _answer_text(two.fake.answers()[0])
         await one.slack.message("Who approves it?", thread_ts=thread)
@@ -329,7 +335,7 @@ async def test_a_reply_under_an_ask_command_is_a_followup(harness: Harness) -> N
     root = next(
         c.response["ts"] for c in harness.fake.ok_calls("chat.postMessage") if not c.params.get("thread_ts")
     )
-    await harness.slack.message("And can it be split up?", thread_ts=str(root))
+    await harness.slack.message("And can it be taken in blocks?", thread_ts=str(root))
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
     followup = harness.fake.answers()[1]
     assert followup["thread_ts"] == root and "three blocks" in _answer_text(followup)
@@ -375,7 +381,7 @@ async def test_postgres_down_a_followup_is_answered_without_memory_and_memory_re
             await proxy.start()  # the database is back
             seen = unavailable()
             await harness.slack.message(
-                "And can it be split up?", ts=thread.replace(".000100", ".000300"), thread_ts=thread
+                "And can it be taken in blocks?", ts=thread.replace(".000100", ".000300"), thread_ts=thread
             )
             await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 3, within=10)
             assert unavailable() == seen  # memory read at once

@@ -311,7 +311,7 @@ async def test_ask_streams_under_its_root_message_and_a_follow_up_streams_in_the
     root_ts = "1700000000.000001"
     assert "thread_ts" not in root and _one_stream(harness.fake).thread_ts == root_ts
     assert "20 weeks" in _readable(_one_stream(harness.fake).text)
-    await harness.slack.message("And can it be split up?", thread_ts=root_ts)
+    await harness.slack.message("And can it be taken in blocks?", thread_ts=root_ts)
     await harness.fake.wait_for(lambda: len(harness.fake.finished_streams()) == 2)
     follow_up = harness.fake.finished_streams()[1]
     assert follow_up.thread_ts == root_ts and follow_up.recipient_user_id == "U0USER"

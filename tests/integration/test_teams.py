@@ -535,7 +535,7 @@ async def test_personal_chat_and_reply_chain_followups_use_the_earlier_turn(team
         teams.connector.message("how long is parental leave? in:people", activity_id="m-1", **chat)
     )
     await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
-    await teams.post(teams.connector.message("and can it be split up?", activity_id="m-2", **chat))
+    await teams.post(teams.connector.message("and can it be taken in blocks?", activity_id="m-2", **chat))
     await teams.connector.wait_for(lambda: len(teams.answers()) == 2)
     assert "three blocks" in "\n".join(teams.answers()[1].texts)
     chain = f"{CHANNEL};messageid=memory-1"
@@ -543,7 +543,9 @@ async def test_personal_chat_and_reply_chain_followups_use_the_earlier_turn(team
         teams.connector.message("how long is parental leave?", activity_id="c-1", conversation_id=chain)
     )
     await teams.connector.wait_for(lambda: len(teams.answers()) == 3)
-    await teams.post(teams.connector.message("can it be split up?", activity_id="c-2", conversation_id=chain))
+    await teams.post(
+        teams.connector.message("can it be taken in blocks?", activity_id="c-2", conversation_id=chain)
+    )
     await teams.connector.wait_for(lambda: len(teams.answers()) == 4)
     assert "three blocks" in "\n".join(teams.answers()[3].texts)
 
@@ -597,7 +599,7 @@ async def test_the_status_card_is_final_before_the_answer_and_keeps_how_a_follow
     )
     await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
     await teams.post(
-        teams.connector.message("and can it be split up?", activity_id="s-2", mention=False, **chat)
+        teams.connector.message("and can it be taken in blocks?", activity_id="s-2", mention=False, **chat)
     )
     await teams.connector.wait_for(lambda: len(teams.answers()) == 2)
     for question, answer in zip(("s-1", "s-2"), teams.answers(), strict=True):
@@ -608,4 +610,4 @@ async def test_the_status_card_is_final_before_the_answer_and_keeps_how_a_follow
         before = [c for c in shown if c.at <= answer.at]
         assert "Done in" in _status_texts(before[-1]), [_status_texts(c) for c in shown]
         assert messages.STATUS_SEARCHING not in _status_texts(before[-1])
-    assert _status_texts(before[-1]).splitlines()[1] == "Searching: can parental leave be split up?"
+    assert _status_texts(before[-1]).splitlines()[1] == "Searching: can parental leave be taken in blocks?"

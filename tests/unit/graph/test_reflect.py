@@ -169,10 +169,29 @@ def test_a_name_most_passages_of_several_documents_mention_is_background_not_a_b
             4.0,
         ),
     ]
-    question = Question(text="How long is parental leave?", allowed=("c",))
+    question = Question(text="How long is parental leave under the Family Act?", allowed=("c",))
     entities = [lead.entity for lead in bridge_entities(question, passages, 3)]
     assert "Acme Widgets" not in entities
     assert "Jo Pike" in entities  # named once: still a possible bridge
+
+
+def test_a_question_that_names_nothing_has_no_bridge_to_follow() -> None:
+    """A chain starts at something the question names: "how many vacation days do we get" asks
+    about what the collections hold, and the names its passages mention (the company, the HR
+    system) are their setting, not a step it needs."""
+    time_off = _p(
+        "t1",
+        "Paid time off",
+        "Everyone at Kestrel Systems gets 27 days of paid time off per year. "
+        "Book vacation days in Workday two weeks ahead.",
+        9.0,
+    )
+    question = Question(text="how many vacation days do we get a year", allowed=("c",))
+    assert bridge_entities(question, [time_off], 3) == []
+    assert heuristic_leads(question, "factual", (), [time_off], 3) == []
+    # Named, the same evidence leads on.
+    named = Question(text="how many vacation days do we get a year under the Nordic plan", allowed=("c",))
+    assert bridge_entities(named, [time_off], 3)
 
 
 def test_a_name_the_question_gives_that_a_best_passage_mentions_is_not_missing() -> None:
@@ -224,11 +243,15 @@ def test_names_the_question_gives_leave_a_follow_up_for_the_best_bridge() -> Non
 
 
 def test_names_in_a_sentence_that_answers_by_itself_are_not_followed_up() -> None:
-    question = Question(text="How long is parental leave?", allowed=("c",))
-    answered = _p("l1", "Parental leave", "Every parent at Acme Widgets receives 20 weeks of parental leave.")
+    question = Question(text="How long is parental leave under the Family Act?", allowed=("c",))
+    answered = _p(
+        "l1",
+        "Parental leave",
+        "Under the Family Act every parent at Acme Widgets receives 20 weeks of parental leave.",
+    )
     assert bridge_entities(question, [answered], 3) == []
     # Without the number it asks for, the sentence leaves the question open: its name may lead on.
-    open_ = _p("l2", "Parental leave", "Parental leave at Acme Widgets follows the Leave Handbook.")
+    open_ = _p("l2", "Parental leave", "Parental leave under the Family Act follows the Leave Handbook.")
     assert "Leave Handbook" in [lead.entity for lead in bridge_entities(question, [open_], 3)]
 
 
