@@ -311,3 +311,36 @@ async def test_a_document_far_in_meaning_from_the_closest_leaves_the_answer() ->
     assert await cited(0.7 - CLOSE_TO_BEST + 0.05) == ["oc", "rev"]
     naming = ON_CALL.model_copy(update={"text": ON_CALL.text.replace("See below.", "See Incident reviews.")})
     assert await cited(0.7 - CLOSE_TO_BEST - 0.05, naming) == ["oc", "rev"]
+
+
+async def test_the_sentence_closest_in_meaning_opens_the_answer() -> None:
+    """Both sentences carry the question's words; the one that means what was asked comes first,
+    though the other opens the page. A question that names something keeps the words' order (its
+    second hop is far in meaning from the whole question)."""
+    leave = _passage(
+        "pl",
+        "people",
+        "Parental leave",
+        (
+            "Parental leave for new parents at Kestrel does not reduce paid time off. "
+            "Every new parent at Kestrel gets 20 weeks of fully paid parental leave."
+        ),
+        score=1.0,
+    )
+
+    async def opening(question: str) -> str:
+        plan, findings = _plan(question, "people"), [_finding("people", leave)]
+        vectors = SentenceVectors({"20 weeks": 0.7, "does not reduce": RELATED + 0.05})
+        close = await sentence_closeness(question, [leave], vectors)
+        answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=close)
+        return answer.sections[0].sentences[0].text
+
+    by_words = synthesize_extractive(
+        _plan("how much parental leave do new parents get", "people"),
+        [_finding("people", leave)],
+        ResearchLimits(),
+    )
+    assert by_words.sections[0].sentences[0].text.startswith("Parental leave for new parents")
+    assert (await opening("how much parental leave do new parents get")).startswith("Every new parent")
+    named = await opening("how much parental leave do new parents get at Kestrel")
+    assert named.startswith("Parental leave for new parents")
