@@ -336,8 +336,14 @@ def choose_claims(
     kept_passages: list[Passage] = []
     kept_stems: list[set[str]] = []
     side_words = [focus.stems(side) for side in plan.sides] if plan.kind == "comparative" else []
+    # A comparison without named sides keeps a section for each collection only when the asker
+    # named the collections (``in:``): what they compare is then the collections. Routed by
+    # itself ("what are the billing plans and their differences"), it compares things inside the
+    # evidence, and a collection earns its section as for any question.
     must_collections = (
-        {c for _, _, c, _ in ranked} if plan.kind == "comparative" and not side_words else set()
+        {c for _, _, c, _ in ranked}
+        if plan.kind == "comparative" and not side_words and plan.routing == "explicit"
+        else set()
     )
     must_sides: list[frozenset[str]] = [w for w in side_words if w]
     covered: set[str] = set()

@@ -101,7 +101,7 @@ def test_merge_uses_raw_scores_not_rank_positions() -> None:
     assert [p.id for p in merge_passages(findings)] == ["a1", "a2", "w"]
 
 
-def test_comparison_keeps_the_best_claim_of_every_collection() -> None:
+def test_comparison_of_the_collections_asked_for_keeps_the_best_claim_of_each() -> None:
     words = ["alpha beta", "gamma delta", "epsilon zeta", "eta theta", "iota kappa"]
     strong = [
         Claim(text=f"Deploys roll out in three waves, {w}.", passage_ids=("a1",), coverage=0.95)
@@ -119,8 +119,13 @@ def test_comparison_keeps_the_best_claim_of_every_collection() -> None:
     limits = ResearchLimits(answer_sentences=3)
     factual = select_claims(_plan("eng", "sec"), findings, limits)
     assert {c for _, c in factual} == {"eng"}
-    comparative = select_claims(_plan("eng", "sec", kind="comparative"), findings, limits)
+    asked = _plan("eng", "sec", kind="comparative").model_copy(update={"routing": "explicit"})
+    comparative = select_claims(asked, findings, limits)
     assert {c for _, c in comparative} == {"eng", "sec"}
+    # Routed by itself, a comparison without named sides compares inside the evidence: "sec"
+    # earns no section of its own by being searched.
+    routed = select_claims(_plan("eng", "sec", kind="comparative"), findings, limits)
+    assert {c for _, c in routed} == {"eng"}
 
 
 def test_failed_and_timed_out_collections_are_reported() -> None:
