@@ -315,7 +315,8 @@ def choose_claims(
     closeness: Closeness | None = None,
 ) -> Selection:
     """The claims worth saying, best first: no near-duplicates, none far below the best, and for
-    a comparison the best claim about each side (or, without named sides, of each collection).
+    a comparison the best claim about each side (or, without named sides, of each collection the
+    asker named).
 
     With ``closeness`` (``graph.answer.meaning``), meaning decides beside words: evidence whose
     words cover the question answers only when one of its best sentences is related to it by
