@@ -451,10 +451,10 @@ def _documents_that_belong(
 ) -> list[tuple[Claim, str]]:
     """The kept sentences without those of documents far in meaning from the question: a
     document whose closest sentence read is more than ``CLOSE_TO_BEST`` below the closest kept
-    document's. Words chose them ("days", "leave", "per year" are in many policies); meaning says
-    which documents answer. A sentence stays when its document was not read, when it is in
-    ``keep`` (a second hop), or when its passage and a close one name each other's subject (the
-    next link of what was asked)."""
+    document's, or below ``RELATED``. Words chose them ("days", "leave", "per year" are in many
+    policies); meaning says which documents answer. A sentence stays when its document was not
+    read, when it is in ``keep`` (a second hop), or when its passage and a close one name each
+    other's subject (the next link of what was asked)."""
     document = {p.id: p.doc_id for p in merged}
     closest: dict[str, float] = {}
     for (passage_id, _), cosine in closeness.cosines.items():
@@ -464,7 +464,8 @@ def _documents_that_belong(
     read = [closest[p.doc_id] for p in passages if p.doc_id in closest]
     if not read:
         return list(kept)
-    bar = max(read) - CLOSE_TO_BEST
+    # Another document must be related to the question at all, as a collection's section must.
+    bar = max(max(read) - CLOSE_TO_BEST, min(RELATED, max(read)))
     close = [p for p in passages if p.doc_id in closest and closest[p.doc_id] >= bar]
     return [
         (claim, collection)

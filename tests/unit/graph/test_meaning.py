@@ -286,7 +286,8 @@ async def test_a_collection_whose_best_passages_say_nothing_related_gets_no_sect
 async def test_a_document_far_in_meaning_from_the_closest_leaves_the_answer() -> None:
     """The words pick a sentence from a review policy too ("page", "night"); meaning says the
     on-call page answers and the review policy does not: its sentence goes, unless it is close
-    to the best, or the on-call page names it (the next link of what was asked)."""
+    to the best (and related to the question), or the on-call page names it (the next link of
+    what was asked)."""
     review = _passage(
         "rev",
         "engineering",
@@ -300,8 +301,8 @@ async def test_a_document_far_in_meaning_from_the_closest_leaves_the_answer() ->
     by_words = synthesize_extractive(plan, findings, ResearchLimits())
     assert [c.passage.id for c in by_words.citations] == ["oc", "rev"]
 
-    async def cited(reviewed: float, on_call: Passage = ON_CALL) -> list[str]:
-        vectors = SentenceVectors({"A page goes": 0.7, "Every page": reviewed})
+    async def cited(reviewed: float, on_call: Passage = ON_CALL, answering: float = 0.7) -> list[str]:
+        vectors = SentenceVectors({"A page goes": answering, "Every page": reviewed})
         found = [_finding("engineering", on_call, review)]
         close = await sentence_closeness(question, [on_call, review], vectors)
         answer = synthesize_extractive(plan, found, ResearchLimits(), closeness=close)
@@ -309,6 +310,8 @@ async def test_a_document_far_in_meaning_from_the_closest_leaves_the_answer() ->
 
     assert await cited(0.7 - CLOSE_TO_BEST - 0.05) == ["oc"]
     assert await cited(0.7 - CLOSE_TO_BEST + 0.05) == ["oc", "rev"]
+    # Close to the best, but not related to the question at all.
+    assert await cited(RELATED - 0.02, answering=RELATED + 0.05) == ["oc"]
     naming = ON_CALL.model_copy(update={"text": ON_CALL.text.replace("See below.", "See Incident reviews.")})
     assert await cited(0.7 - CLOSE_TO_BEST - 0.05, naming) == ["oc", "rev"]
 
