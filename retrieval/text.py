@@ -231,6 +231,10 @@ def _sentence_stems(text: str) -> tuple[tuple[AnalysedSentence, ...], tuple[str,
 _BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 _MARKER = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 _ONE_LETTER = re.compile(r"[a-z]\.|\d{1,2}\.")  # an initial, or an ordinal as in "31. März"
+# A dotted acronym ("U.S.", "D.C.", "a.m."): mostly inside a name ("the U.S. Army", "U.S. Route
+# 66"), so no sentence ends there. Where one does ("born in the U.S. He moved"), the two sentences
+# are read as one, which quotes more but breaks no name.
+_DOTTED = re.compile(r"(?:[a-z]\.){2,}")
 
 
 def _split(text: str, markers: list[str]) -> list[str]:
@@ -248,7 +252,11 @@ def _split(text: str, markers: list[str]) -> list[str]:
         for match in _SENTENCE_END.finditer(block):
             candidate = block[start : match.start()].strip()
             last_word = candidate.rsplit(" ", 1)[-1].lower()
-            if last_word in _ABBREVIATIONS or _ONE_LETTER.fullmatch(last_word):
+            if (
+                last_word in _ABBREVIATIONS
+                or _ONE_LETTER.fullmatch(last_word)
+                or _DOTTED.fullmatch(last_word)
+            ):
                 continue
             if candidate:
                 sentences.append(candidate)

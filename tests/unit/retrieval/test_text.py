@@ -14,6 +14,13 @@ def test_sentences_respect_abbreviations_and_list_items() -> None:
     ]
 
 
+def test_a_dotted_acronym_ends_no_sentence() -> None:
+    assert split_sentences("He served in the U.S. Army for ten years. He retired in Washington, D.C.") == [
+        "He served in the U.S. Army for ten years.",
+        "He retired in Washington, D.C.",
+    ]
+
+
 def test_terms_drop_stopwords_and_keep_order() -> None:
     assert terms("What is the on-call policy for our engineers?") == ["call", "policy", "engineers"]
 
