@@ -18,7 +18,7 @@ sentences all mean something else ("how do I set up the VPN" and "connect throug
 on hotel networks") does not.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,16 +64,21 @@ class Closeness:
     def of(self, passage_id: str, sentence: str) -> float | None:
         return self.cosines.get((passage_id, sentence))
 
+    def closest_by(self, passages: Sequence[Passage], group: Callable[[Passage], str]) -> dict[str, float]:
+        """The closest sentence read of each group (``group(passage)``: its collection, its
+        document) of these passages; groups none of whose sentences was read are left out."""
+        group_of = {p.id: group(p) for p in passages}
+        closest: dict[str, float] = {}
+        for (passage_id, _), cosine in self.cosines.items():
+            if passage_id in group_of:
+                name = group_of[passage_id]
+                closest[name] = max(closest.get(name, cosine), cosine)
+        return closest
+
     def unrelated_collections(self, passages: Sequence[Passage]) -> set[str]:
         """The collections of the read passages none of whose sentences is related to the question."""
-        collection = {p.id: p.collection for p in passages}
-        read, related = set(), set()
-        for (passage_id, _), cosine in self.cosines.items():
-            if passage_id in collection:
-                read.add(collection[passage_id])
-                if cosine >= RELATED:
-                    related.add(collection[passage_id])
-        return read - related
+        closest = self.closest_by(passages, lambda p: p.collection)
+        return {name for name, cosine in closest.items() if cosine < RELATED}
 
     def answering(self) -> list[tuple[str, str, float]]:
         """The sentences close enough to answer by themselves, closest first (ties in reading order)."""

@@ -455,12 +455,7 @@ def _documents_that_belong(
     policies); meaning says which documents answer. A sentence stays when its document was not
     read, when it is in ``keep`` (a second hop), or when its passage and a close one name each
     other's subject (the next link of what was asked)."""
-    document = {p.id: p.doc_id for p in merged}
-    closest: dict[str, float] = {}
-    for (passage_id, _), cosine in closeness.cosines.items():
-        if passage_id in document:
-            doc = document[passage_id]
-            closest[doc] = max(closest.get(doc, -1.0), cosine)
+    closest = closeness.closest_by(merged, lambda p: p.doc_id)
     read = [closest[p.doc_id] for p in passages if p.doc_id in closest]
     if not read:
         return list(kept)
