@@ -434,8 +434,8 @@ def choose_claims(
                 )
     if coverage.found:
         if closeness is not None and plan.kind != "comparative" and not focus.entities:
-            hops_added = {c.text for c, _ in kept} - chosen
-            kept = _documents_that_belong(kept, kept_passages, closeness, merged, keep=hops_added)
+            added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
+            kept = _documents_that_belong(kept, kept_passages, closeness, merged, keep=hops | added)
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
@@ -453,8 +453,9 @@ def _documents_that_belong(
     document whose closest sentence read is more than ``CLOSE_TO_BEST`` below the closest kept
     document's, or below ``RELATED``. Words chose them ("days", "leave", "per year" are in many
     policies); meaning says which documents answer. A sentence stays when its document was not
-    read, when it is in ``keep`` (a second hop), or when its passage and a close one name each
-    other's subject (the next link of what was asked)."""
+    read, when its passage is in ``keep`` (a second hop: a follow-up round's, or one a kept
+    sentence led to), or when its passage and a close one name each other's subject (the next
+    link of what was asked)."""
     closest = closeness.closest_by(merged, lambda p: p.doc_id)
     read = [closest[p.doc_id] for p in passages if p.doc_id in closest]
     if not read:
@@ -466,7 +467,7 @@ def _documents_that_belong(
         (claim, collection)
         for (claim, collection), passage in zip(kept, passages, strict=True)
         if closest.get(passage.doc_id, bar) >= bar
-        or claim.text in keep
+        or passage.id in keep
         or any(_linked(passage, other) for other in close)
     ]
 
