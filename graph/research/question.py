@@ -57,7 +57,7 @@ _SIDES_PATTERNS = (
     re.compile(
         rf"^(?:which|who|what)\s+\w+,\s*(?P<a>{_NAME}.+?)\s+or\s+(?:the\s+)?(?P<b>{_NAME}.+?),\s*\w+.*$"
     ),
-    re.compile(r"\bbetween (?P<a>.+?) and (?P<b>.+?)(?:[?.!]|$)", re.IGNORECASE),
+    _BETWEEN := re.compile(r"\bbetween (?P<a>.+?) and (?P<b>.+?)(?:[?.!]|$)", re.IGNORECASE),
     # "Which is older, X or Y?", "Who was born first, X or Y?"
     re.compile(
         r"^(?:which|who|what)\b[^,]*,\s*(?:the\s+)?(?P<a>.+?)\s+or\s+(?:the\s+)?(?P<b>.+?)[?.!]*$",
@@ -82,10 +82,12 @@ _SIDES_PATTERNS = (
         r"(?:share|have|both|each)\b"
     ),
     # "Are both X and Y ...?", "Were X and Y formed in the same city?", "Can X and Y both ...?"
+    # Each side is a name (a capital, a digit or a quote; the first after at most three words
+    # saying what it is, "the operas Vanessa and Le roi malgré lui"): "is the office open between
+    # christmas and new year" and "can I change my birth and marriage certificate" compare nothing.
     re.compile(
-        rf"^(?:are|were|is|was|do|does|did|can|could|have|has)\s+(?:both\s+)?(?:the\s+)?(?P<a>{_NAME}.+?)"
-        rf"\s+and\s+(?:the\s+)?(?P<b>{_NAME}.*)$",
-        re.IGNORECASE,
+        rf"^(?i:are|were|is|was|do|does|did|can|could|have|has)\s+(?:(?i:both)\s+)?(?:(?i:the)\s+)?"
+        rf"(?P<a>(?:[a-z][\w-]*\s+){{0,3}}{_NAME}.+?)\s+and\s+(?:(?i:the)\s+)?(?P<b>{_NAME}.*)$"
     ),
     # "... both the Nusretiye Clock Tower and the Eski Imaret Mosque ..."
     re.compile(rf"\bboth\s+(?:the\s+)?(?P<a>{_NAME}.+?)\s+and\s+(?:the\s+)?(?P<b>{_NAME}.*)$"),
@@ -94,10 +96,18 @@ _SIDES_PATTERNS = (
 )
 
 
+# "between X and Y" compares only in a question that chooses or compares ("which of …", "the
+# difference between …", "what do they share"); elsewhere it is a span or a relation: "is the
+# office open between christmas and new year", "the conflict between X and Y".
+_CHOICE_RE = re.compile(r"\b(which|who|whom|whose|share|shares|shared|common)\b", re.IGNORECASE)
+
+
 def comparison_sides(text: str) -> tuple[str, ...]:
     """The two things compared, when the sentence shape makes them clear; else nothing."""
     text = " ".join(text.split())
     for pattern in _SIDES_PATTERNS:
+        if pattern is _BETWEEN and not (_COMPARE_RE.search(text) or _CHOICE_RE.search(text)):
+            continue
         match = pattern.search(text)
         if match:
             a = match.group("a").strip(" ,;:\"'")
