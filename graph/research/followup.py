@@ -19,7 +19,7 @@ from graph.llm.port import ChatModel, LLMError
 from graph.llm.prompts import FOLLOWUP_PROMPT
 from graph.research.question import comparison_sides, key_terms
 from retrieval.names import names_in
-from retrieval.text import terms
+from retrieval.text import STOPWORDS, terms
 
 MAX_QUESTION_CHARS = 500
 HISTORY_TURNS = 3  # the turns the model sees
@@ -52,7 +52,9 @@ class RewriteOutput(BaseModel):
 
 _QUESTION_WORDS = r"how|what|who|whom|whose|when|where|which|why|is|are|was|were|do|does|did|can|could"
 _AMOUNT = r"(?:long|much|many|often|old|far|big)"  # "how long", "how many", …
-_AUX = r"is|are|was|were|do|does|did|can|could|should|would|will|has|have|had|may|might|must|be|been|get|gets"
+_AUX = (
+    r"am|is|are|was|were|do|does|did|can|could|should|would|will|has|have|had|may|might|must|be|been|get|gets"
+)
 _ELLIPSIS_RE = re.compile(
     r"^\s*(?:(?:and|but|also|so|ok|okay)\s*[,:]?\s+)?(?:(?:and\s+)?(?:what|how)\s+about|what\s+of|"
     r"same\s+(?:question\s+)?for|and|also)\s+(?P<rest>.+?)\s*[?.!]*\s*$",
@@ -79,7 +81,7 @@ _POSSESSIVE = {"its", "their", "his"}
 _ONES_RE = re.compile(r"\bones\b", re.IGNORECASE)
 _DEMONSTRATIVE_VERB_RE = re.compile(rf"^\s*(?:{_AUX}|mean|means|cover|covers|apply|applies)\b", re.I)
 _LEAD_RE = re.compile(
-    rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:{_AMOUNT}\s+)?"
+    rf"^\s*(?:(?:{_QUESTION_WORDS})(?:['’]s)?\s+)?(?:{_AMOUNT}\s+)?"
     rf"(?:(?:{_AUX})\s+)?(?:(?:the|a|an|our|my|your)\s+)?",
     re.IGNORECASE,
 )
@@ -89,12 +91,16 @@ _ABOUT_RE = re.compile(
     r"\s+(?:the\s+)?[\"“]?(?P<subject>[^\"”?]+?)[\"”]?\s*[?.!]*$",
     re.IGNORECASE,
 )
+# A subject that can stand in for "it": words and hyphens, none of them a verb of the question's
+# frame or a person ("I", "you").
+_NOUN_PHRASE_RE = re.compile(rf"^(?!.*\b(?:{_AUX}|i|you|we|me|us|yes|no)\b)[\w][\w\s'’&./-]*$", re.IGNORECASE)
 _VAGUE = {"i", "we", "you", "me", "us", "one", "there", "here", "what", "which", "who", "how", "the", "a"}
 # "How do feature flags work here?": after "do" (or a modal) the subject runs into the main verb,
-# and a noun phrase cut out lexically would carry it ("feature flags work here").
+# and a noun phrase cut out lexically would carry it ("feature flags work here"); so it does
+# after the "is" of a yes-no question ("is web chat secure enough").
 _DO_SUPPORT_RE = re.compile(
-    rf"^\s*(?:(?:{_QUESTION_WORDS})\s+)?(?:{_AMOUNT}\s+)?"
-    r"(?:do|does|did|can|could|should|would|will|may|might|must)\b",
+    rf"^\s*(?:(?:(?:{_QUESTION_WORDS})\s+)?(?:{_AMOUNT}\s+)?"
+    r"(?:do|does|did|can|could|should|would|will|may|might|must)|is|are|was|were)\b",
     re.IGNORECASE,
 )
 
@@ -114,8 +120,10 @@ def subject_of(question: str) -> str:
         return max(names, key=lambda n: len(n.split()))
     rest = _LEAD_RE.sub("", question, count=1)
     rest = _STOP_AT_RE.sub("", rest).strip(" ?.!,;:")
-    words = rest.split()
-    return " ".join(words[:6]) if words and words[0].lower() not in _VAGUE else ""
+    words = rest.split()[:6]
+    while words and words[-1].lower() in STOPWORDS:  # not "the rate limit on the"
+        words.pop()
+    return " ".join(words) if words and words[0].lower() not in _VAGUE else ""
 
 
 def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
@@ -155,7 +163,8 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
     if subject and not _stands_alone(subject, previous):
         # A subject cut from "how do X work" may hold the verb: put in for "it", it would garble
         # the question; the question is asked as written, with the subject's key terms.
-        if _PRONOUN_RE.search(text) and (carried := " ".join(key_terms(subject))):
+        said = subject if _NOUN_PHRASE_RE.match(subject) else previous.question
+        if _PRONOUN_RE.search(text) and (carried := " ".join(key_terms(said))):
             return Standalone(text=f"{text.rstrip()} ({carried})", subject=subject, how="heuristic")
         subject = ""
     resolved = _resolve_pronouns(text, subject) if subject else text
@@ -178,6 +187,8 @@ def _stands_alone(subject: str, previous: PriorTurn) -> bool:
     says, the sides it compares, or the question does not put it before its main verb."""
     if subject in names_in(previous.question) or comparison_sides(previous.question):
         return True
+    if not _NOUN_PHRASE_RE.match(subject):
+        return False  # 'am I getting a "method', "Yes, I": a piece of a clause, not a thing
     return not _DO_SUPPORT_RE.match(previous.question)
 
 

@@ -20,6 +20,7 @@ def _after(question: str, followup: str) -> str:
         ("When was the Eiffel Tower built?", "Eiffel Tower"),
         ("How many members did Letters to Cleo have?", "Letters to Cleo"),
         ("Tell me about Big Hollow Bend.", "Big Hollow Bend"),
+        ("what's the rate limit on the beacon api", "rate limit on the beacon api"),
         (
             "Which band, Letters to Cleo or Screaming Trees, had more members?",
             "Letters to Cleo and Screaming Trees",
@@ -55,6 +56,9 @@ def test_followup_ellipsis_takes_the_previous_question() -> None:
     )
     assert _after("What is the expense limit for travel?", "what about hotels?") == (
         "What is the expense limit for hotels?"
+    )
+    assert _after("what's the rate limit on the beacon api", "what about enterprise accounts?") == (
+        "what's the rate limit on enterprise accounts?"
     )
 
 
@@ -164,6 +168,14 @@ def test_a_subject_that_runs_into_its_verb_is_carried_not_merged() -> None:
     # Nor does a subject joining two things make it a comparison's sides.
     assert _after("how do deploys and rollbacks work", "who approves them?") == (
         "who approves them? (deploys rollbacks work)"
+    )
+    # After a yes-no question's "is" the subject runs into what is asked of it; a piece of a clause
+    # ("Am I able to file") is no subject at all: the earlier question's key terms go along.
+    assert _after("is web chat secure enough for me", "how do I change the way it opens?") == (
+        "how do I change the way it opens? (web chat secure enough)"
+    )
+    assert _after("Am I able to file a claim online?", "How much does it cost?") == (
+        "How much does it cost? (claim online)"
     )
     # A name is a subject whatever the verb around it.
     assert _after("How many members did Letters to Cleo have?", "Who founded it?") == (
