@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from retrieval.language import FUNCTION_WORDS
-from retrieval.text import APOSTROPHES, STOPWORDS, TEXT_CACHE_SIZE, fold, terms, unique, words
+from retrieval.text import ABBREVIATIONS, APOSTROPHES, STOPWORDS, TEXT_CACHE_SIZE, fold, terms, unique, words
 
 # The small words inside names, between two capitalised words.
 JOINERS = frozenset("of the de la le du da del der van von y for to".split())
@@ -67,7 +67,6 @@ _TOKEN_RE = re.compile(
     rf"[^\W_]+(?:[{APOSTROPHES}\-‐‑./&][^\W_]+)*(?:[{APOSTROPHES}](?![^\W_]))?\.?|\S", re.UNICODE
 )
 _SENTENCE_END = frozenset(".!?:;•*\n")
-_ABBREVIATIONS = frozenset("e.g. i.e. etc. vs. mr. mrs. ms. dr. st. no. inc. jr. sr. co. ltd. corp.".split())
 
 
 @dataclass(frozen=True)
@@ -244,7 +243,7 @@ def _acronym(token: str) -> bool:
 def _keeps_dot(token: str) -> bool:
     """A full stop that belongs to the word: an initial ("J."), an abbreviation ("U.S.", "e.g.")."""
     core = token[:-1]
-    return (len(core) == 1 and core.isalpha()) or "." in core or token.lower() in _ABBREVIATIONS
+    return (len(core) == 1 and core.isalpha()) or "." in core or token.lower() in ABBREVIATIONS
 
 
 def _without_possessive(name: str) -> str:

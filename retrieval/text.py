@@ -176,7 +176,16 @@ def unique(items: Iterable[str]) -> list[str]:
     return out
 
 
-_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "mr.", "mrs.", "ms.", "dr.", "st.", "no.", "inc.")
+# Abbreviations a sentence goes on after ("Kohlberg Kravis Roberts & Co. L.P.", "Martin Luther
+# King Jr. was", "Jan. 5"): English titles, company forms, references and months. Where one does
+# end a sentence, the two are read as one.
+ABBREVIATIONS = frozenset(
+    """
+    e.g. i.e. etc. vs. cf. approx. mr. mrs. ms. dr. prof. st. mt. ft. jr. sr. rev. gen. col. lt.
+    sgt. capt. gov. sen. rep. hon. inc. co. corp. ltd. bros. dept. no. vol. fig. pp. ed. est.
+    jan. feb. mar. apr. jun. jul. aug. sep. sept. oct. nov. dec.
+    """.split()
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
 
@@ -252,11 +261,7 @@ def _split(text: str, markers: list[str]) -> list[str]:
         for match in _SENTENCE_END.finditer(block):
             candidate = block[start : match.start()].strip()
             last_word = candidate.rsplit(" ", 1)[-1].lower()
-            if (
-                last_word in _ABBREVIATIONS
-                or _ONE_LETTER.fullmatch(last_word)
-                or _DOTTED.fullmatch(last_word)
-            ):
+            if last_word in ABBREVIATIONS or _ONE_LETTER.fullmatch(last_word) or _DOTTED.fullmatch(last_word):
                 continue
             if candidate:
                 sentences.append(candidate)

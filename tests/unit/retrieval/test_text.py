@@ -21,6 +21,15 @@ def test_a_dotted_acronym_ends_no_sentence() -> None:
     ]
 
 
+def test_titles_company_forms_and_months_end_no_sentence() -> None:
+    text = "KKR & Co. L.P. is owned by partners. Martin Luther King Jr. was born on Jan. 15, 1929. He spoke."
+    assert split_sentences(text) == [
+        "KKR & Co. L.P. is owned by partners.",
+        "Martin Luther King Jr. was born on Jan. 15, 1929.",
+        "He spoke.",
+    ]
+
+
 def test_terms_drop_stopwords_and_keep_order() -> None:
     assert terms("What is the on-call policy for our engineers?") == ["call", "policy", "engineers"]
 
