@@ -348,6 +348,7 @@ def choose_claims(
     )
     must_sides: list[frozenset[str]] = [w for w in side_words if w]
     covered: set[str] = set()
+    sided: set[str] = set()
     # With scores on one scale (a search by words and meaning), a collection earns a section only
     # when its evidence is close to the run's best: as close as routing asks of a collection to be
     # searched at all. Searching a collection is no reason to quote it.
@@ -400,6 +401,8 @@ def choose_claims(
             continue
         if side is not None:
             must_sides.remove(side)
+        if needed:
+            sided.add(passage.id)
         kept.append((claim, collection))
         kept_passages.append(passage)
         kept_stems.append(own)
@@ -433,9 +436,9 @@ def choose_claims(
                     candidates=_best(ranked, limits),
                 )
     if coverage.found:
-        if closeness is not None and plan.kind != "comparative" and not focus.entities:
+        if closeness is not None and not focus.entities:
             added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
-            kept = _documents_that_belong(kept, kept_passages, closeness, merged, keep=hops | added)
+            kept = _documents_that_belong(kept, kept_passages, closeness, merged, keep=hops | added | sided)
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))

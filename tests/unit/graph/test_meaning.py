@@ -347,3 +347,39 @@ async def test_the_sentence_closest_in_meaning_opens_the_answer() -> None:
     assert (await opening("how much parental leave do new parents get")).startswith("Every new parent")
     named = await opening("how much parental leave do new parents get at Kestrel")
     assert named.startswith("Parental leave for new parents")
+
+
+async def test_a_comparison_of_things_without_names_keeps_only_documents_that_belong() -> None:
+    """A comparison of two plans (no names) quotes each side's sentence however far in meaning its
+    document is, but not another document's sentence that only shares the sides' words."""
+    enterprise = _passage(
+        "ent",
+        "product",
+        "Uptime commitments",
+        "The enterprise plan promises 99.95 percent uptime.",
+        score=1.0,
+    )
+    starter = _passage(
+        "sta", "product", "Monthly uptime", "Uptime on the starter plan is 99.9 percent a month.", score=0.95
+    )
+    retention = _passage(
+        "ret",
+        "product",
+        "Data retention",
+        "Customers on the enterprise plan can choose their own data retention period.",
+        score=0.9,
+    )
+    question = "how much uptime do we promise on the enterprise plan vs the starter plan"
+    plan = Plan(
+        kind="comparative",
+        routing="automatic",
+        tasks=(ResearchTask(collection="product", queries=(question,), question=question),),
+        sides=("enterprise plan", "starter plan"),
+    )
+    findings = [_finding("product", enterprise, starter, retention)]
+    by_words = synthesize_extractive(plan, findings, ResearchLimits())
+    assert {c.passage.id for c in by_words.citations} == {"ent", "sta", "ret"}
+    vectors = SentenceVectors({"enterprise plan promises": 0.7, "starter plan is": 0.45, "retention": 0.3})
+    close = await sentence_closeness(question, [enterprise, starter, retention], vectors)
+    answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=close)
+    assert {c.passage.id for c in answer.citations} == {"ent", "sta"}
