@@ -36,7 +36,7 @@ STEMMERS = ("snowballstemmer", "PyStemmer")
 _SAMPLE_TITLE = "Parental Leave Policies (2024)"
 _SAMPLE_TEXT = (
     "Employees get 20 weeks' paid leave, e.g. after adoption. Mr. O'Brien approves it; "
-    "requests go to J. Smith at the U.S. Office of Acme Co. Ltd. by 31 March.\n\n"
+    "requests go to J. Smith at the U.S. Office of Acme Co. Ltd. (est. 1990) by 31 March.\n\n"
     "1. Running studies\n- carried boxes, stopped buses and happier cities\n"
     '"Quoted!" (Asides.) Ünïcödé naïve café crème — stemming generously, tried, hoped.'
 )

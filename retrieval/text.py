@@ -260,7 +260,7 @@ def _split(text: str, markers: list[str]) -> list[str]:
         start = 0
         for match in _SENTENCE_END.finditer(block):
             candidate = block[start : match.start()].strip()
-            last_word = candidate.rsplit(" ", 1)[-1].lower()
+            last_word = candidate.rsplit(" ", 1)[-1].lower().lstrip("\"'([“‘")  # "(est. 2.3 billion)"
             if last_word in ABBREVIATIONS or _ONE_LETTER.fullmatch(last_word) or _DOTTED.fullmatch(last_word):
                 continue
             if candidate:

@@ -28,6 +28,11 @@ def test_titles_company_forms_and_months_end_no_sentence() -> None:
         "Martin Luther King Jr. was born on Jan. 15, 1929.",
         "He spoke.",
     ]
+    # Also after an opening bracket or quote.
+    assert split_sentences("About 3% of the population (est. 2.3 billion) died. It ended.") == [
+        "About 3% of the population (est. 2.3 billion) died.",
+        "It ended.",
+    ]
 
 
 def test_terms_drop_stopwords_and_keep_order() -> None:
