@@ -16,6 +16,7 @@ from graph.answer.synthesis import (
     merge_passages,
     outcomes_of,
     question_of,
+    spelled_as_found,
     synthesize_extractive,
     synthesize_with_llm,
 )
@@ -625,6 +626,28 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
             runtime.stream_writer(LLMFallback(stage="synthesis", reason="no verified sentences"))
     languages = _languages(context, plan_)
     merged = merge_passages(findings)
+    # A name or long word the asker mistyped, read as the passages write it: the search found
+    # them by meaning, the checks below read words. The respelling is read from what the search
+    # found for the question as typed; where only the question as typed is answered (a word no
+    # passage writes is then read by meaning), that reading stands.
+    spelled = spelled_as_found(plan_, merged)
+    answer = await _read_evidence(context, spelled, findings, merged, languages)
+    if not answer.found and spelled is not plan_:
+        as_typed = await _read_evidence(context, plan_, findings, merged, languages)
+        answer = as_typed if as_typed.found else answer
+    if not answer.found:
+        answer = await _answer_from_elsewhere(context, state["question"], spelled, findings, answer)
+    return answer
+
+
+async def _read_evidence(
+    context: GraphContext,
+    plan_: Plan,
+    findings: list[Finding],
+    merged: Sequence[Passage],
+    languages: set[str],
+) -> Answer:
+    """The extractive answer to the plan's question from the findings, read by words and meaning."""
     # Whether the best sentences mean what was asked: decided beside the question's words.
     closeness = await sentence_closeness(question_of(plan_), merged, context.backend)
     answer = await _extractive(context, plan_, findings, languages, closeness)
@@ -633,8 +656,6 @@ async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> A
         aliases = await term_aliases(question_of(plan_), merged, context.backend)
         if aliases:
             answer = await _extractive(context, plan_, findings, languages, closeness, aliases=aliases)
-    if not answer.found:
-        answer = await _answer_from_elsewhere(context, state["question"], plan_, findings, answer)
     return answer
 
 

@@ -44,6 +44,7 @@ from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.names import mentions
 from retrieval.passages import Passage
 from retrieval.scoring import is_hybrid
+from retrieval.spelling import respell
 from retrieval.text import stems, tokens, words
 
 logger = logging.getLogger(__name__)
@@ -192,6 +193,16 @@ def outcomes_of(plan: Plan, findings: Sequence[Finding]) -> tuple[CollectionOutc
 def question_of(plan: Plan) -> str:
     """The question as asked (without ``in:``), as every task carries it."""
     return plan.tasks[0].question if plan.tasks else ""
+
+
+def spelled_as_found(plan: Plan, passages: Sequence[Passage]) -> Plan:
+    """The plan with the question's misspelt names and long words as the passages found write
+    them (``retrieval.spelling``), for the answer's checks to read."""
+    texts = [text for p in passages for text in (p.title, p.text)]
+    if not plan.tasks or respell(question_of(plan), texts) == question_of(plan):
+        return plan
+    tasks = tuple(t.model_copy(update={"question": respell(t.question, texts)}) for t in plan.tasks)
+    return plan.model_copy(update={"tasks": tasks, "sides": tuple(respell(s, texts) for s in plan.sides)})
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,17 @@ async def test_the_answering_sentence_comes_first_across_collections(
     assert "within one hour" in first and first.startswith("Security policy:")
 
 
+async def test_a_mistyped_name_is_read_as_the_documents_spell_it(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    """ "Kestrel Sytems" is named nowhere: read as typed, the evidence is about another company."""
+    payload = await _ask(
+        sample_config, embedded, "how many weeks of parental leave do Kestrel Sytems employees get?"
+    )
+    assert payload["found"] is True
+    assert "20 weeks of fully paid parental leave" in str(payload["answer"]).split("\n\n")[0]
+
+
 async def test_in_a_collection_that_does_not_cover_the_question_names_the_one_that_does(
     embedded: SearchBackend, sample_config: CollectionsConfig
 ) -> None:
