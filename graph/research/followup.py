@@ -78,6 +78,15 @@ _PRONOUN_RE = re.compile(
     re.IGNORECASE,
 )
 _POSSESSIVE = {"its", "their", "his"}
+# The "it" that stands for nothing: before a judging adjective ("is it possible to", "if it is
+# true"), in "it makes sense", and of the weather ("if it rains").
+_EXPLETIVE_RE = re.compile(
+    r"(?:\s*['’]s|\s+(?:is|was|be|isn't|wasn't))?\s+(?:possible|impossible|necessary|true|false|ok|okay|"
+    r"safe|worth|important|better|normal|legal|allowed|required|mandatory|hard|easy|enough|too)\b"
+    r"|\s+(?:makes?|made)\s+sense\b|\s+(?:rains?|rained|raining|snows?|snowed|snowing)\b"
+    r"|\s+(?:is|was)\s+(?:raining|snowing)\b",
+    re.IGNORECASE,
+)
 _ONES_RE = re.compile(r"\bones\b", re.IGNORECASE)
 _DEMONSTRATIVE_VERB_RE = re.compile(rf"^\s*(?:{_AUX}|mean|means|cover|covers|apply|applies)\b", re.I)
 _LEAD_RE = re.compile(
@@ -93,8 +102,29 @@ _ABOUT_RE = re.compile(
 )
 # A subject that can stand in for "it": words and hyphens, none of them a verb of the question's
 # frame or a person ("I", "you").
-_NOUN_PHRASE_RE = re.compile(rf"^(?!.*\b(?:{_AUX}|i|you|we|me|us|yes|no)\b)[\w][\w\s'’&./-]*$", re.IGNORECASE)
-_VAGUE = {"i", "we", "you", "me", "us", "one", "there", "here", "what", "which", "who", "how", "the", "a"}
+_NOUN_PHRASE_RE = re.compile(
+    rf"^(?!.*\b(?:{_AUX}|i|you|we|me|us|it|they|he|she|yes|no)\b)[\w][\w\s'’&./-]*$", re.IGNORECASE
+)
+_VAGUE = {
+    "i",
+    "we",
+    "you",
+    "me",
+    "us",
+    "it",
+    "they",
+    "he",
+    "she",
+    "one",
+    "there",
+    "here",
+    "what",
+    "which",
+    "who",
+    "how",
+    "the",
+    "a",
+}
 # "How do feature flags work here?": after "do" (or a modal) the subject runs into the main verb,
 # and a noun phrase cut out lexically would carry it ("feature flags work here"); so it does
 # after the "is" of a yes-no question ("is web chat secure enough").
@@ -148,7 +178,7 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
             return Standalone(
                 text=f"{rewritten}?", subject=qualifier.group("head") + new_subject, how="heuristic"
             )
-        if subject and re.search(re.escape(subject), base, re.IGNORECASE):
+        if subject and _NOUN_PHRASE_RE.match(subject) and re.search(re.escape(subject), base, re.IGNORECASE):
             rewritten = re.sub(re.escape(subject), lambda _m: new_subject, base, count=1, flags=re.IGNORECASE)
             return Standalone(text=f"{rewritten}?", subject=new_subject, how="heuristic")
         sides = comparison_sides(base)
@@ -225,6 +255,8 @@ def _resolve_pronouns(text: str, subject: str) -> str:
         after = match.group("after") or ""
         before = text[: match.start()].split()
         previous = before[-1].lower() if before else ""
+        if lower == "it" and _EXPLETIVE_RE.match(text, match.end("p")):
+            return match.group(0)  # "is it possible to …", "if it rains": "it" stands for nothing
         if lower in ("that", "this") and (
             (previous and not re.fullmatch(rf"{_QUESTION_WORDS}|{_AUX}|about|of|for|to|with|on|in", previous))
             or (

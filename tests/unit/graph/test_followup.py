@@ -183,6 +183,18 @@ def test_a_subject_that_runs_into_its_verb_is_carried_not_merged() -> None:
     )
 
 
+def test_an_it_that_stands_for_nothing_stays() -> None:
+    assert _after("How long is parental leave?", "is it possible to split it?") == (
+        "is it possible to split parental leave?"
+    )
+    assert _after("When is Sportspark open?", "is it open if it rains?") == "is Sportspark open if it rains?"
+    # Nor is a question opening "is it …" about a subject "it possible to increase".
+    assert subject_of("Is it possible to increase the number of intents per skill?") == ""
+    assert _after("Is it possible to increase the number of intents per skill?", "what about entities?") == (
+        "Is it possible to increase the number of intents per skill: entities?"
+    )
+
+
 def test_ones_stands_for_what_the_earlier_question_was_about() -> None:
     assert _after("how many vacation days do we get", "do unused ones carry over?") == (
         "do unused vacation days carry over?"
