@@ -105,26 +105,7 @@ _ABOUT_RE = re.compile(
 _NOUN_PHRASE_RE = re.compile(
     rf"^(?!.*\b(?:{_AUX}|i|you|we|me|us|it|they|he|she|yes|no)\b)[\w][\w\s'’&./-]*$", re.IGNORECASE
 )
-_VAGUE = {
-    "i",
-    "we",
-    "you",
-    "me",
-    "us",
-    "it",
-    "they",
-    "he",
-    "she",
-    "one",
-    "there",
-    "here",
-    "what",
-    "which",
-    "who",
-    "how",
-    "the",
-    "a",
-}
+_VAGUE = frozenset("i we you me us it they he she one there here what which who how the a".split())
 # "How do feature flags work here?": after "do" (or a modal) the subject runs into the main verb,
 # and a noun phrase cut out lexically would carry it ("feature flags work here"); so it does
 # after the "is" of a yes-no question ("is web chat secure enough").
