@@ -35,7 +35,7 @@ NOTHING_FOUND = (
     "I found nothing about that in {collections}. Try other words, or name a collection with in:NAME."
 )
 NOT_ANSWERED = "I searched {collections} but found nothing that answers this."
-CLOSEST = "The closest I found, which does not answer it: {sentence}"
+CLOSEST = "The closest I found, which may not answer it: {sentence}"
 ELSEWHERE = "{collections} may cover it: ask again with {hint}."
 OTHER_LANGUAGE = (
     "Your question looks like {language}, and the documents may be in another language: "
