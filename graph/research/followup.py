@@ -102,10 +102,12 @@ _ABOUT_RE = re.compile(
 )
 # A subject that can stand in for "it": words and hyphens, none of them a verb of the question's
 # frame or a person ("I", "you").
+_PERSONS = "i we you me us it they he she".split()
 _NOUN_PHRASE_RE = re.compile(
-    rf"^(?!.*\b(?:{_AUX}|i|you|we|me|us|it|they|he|she|yes|no)\b)[\w][\w\s'’&./-]*$", re.IGNORECASE
+    rf"^(?!.*\b(?:{_AUX}|{'|'.join(_PERSONS)}|yes|no)\b)[\w][\w\s'’&./-]*$", re.IGNORECASE
 )
-_VAGUE = frozenset("i we you me us it they he she one there here what which who how the a".split())
+# Words a subject never starts with: the persons, and question words and articles left over.
+_VAGUE = frozenset([*_PERSONS, *"one there here what which who how the a".split()])
 # "How do feature flags work here?": after "do" (or a modal) the subject runs into the main verb,
 # and a noun phrase cut out lexically would carry it ("feature flags work here"); so it does
 # after the "is" of a yes-no question ("is web chat secure enough").
