@@ -199,9 +199,11 @@ def spelled_as_found(plan: Plan, passages: Sequence[Passage]) -> Plan:
     """The plan with the question's misspelt names and long words as the passages found write
     them (``retrieval.spelling``), for the answer's checks to read."""
     texts = [text for p in passages for text in (p.title, p.text)]
-    if not plan.tasks or respell(question_of(plan), texts) == question_of(plan):
+    question = question_of(plan)
+    spelled = respell(question, texts) if question else question
+    if spelled == question:
         return plan
-    tasks = tuple(t.model_copy(update={"question": respell(t.question, texts)}) for t in plan.tasks)
+    tasks = tuple(t.model_copy(update={"question": spelled}) for t in plan.tasks)  # each carries it
     return plan.model_copy(update={"tasks": tasks, "sides": tuple(respell(s, texts) for s in plan.sides)})
 
 
@@ -359,7 +361,7 @@ def choose_claims(
     )
     must_sides: list[frozenset[str]] = [w for w in side_words if w]
     covered: set[str] = set()
-    sided: set[str] = set()
+    required: set[str] = set()  # passages of a side's or a named collection's needed sentence
     # With scores on one scale (a search by words and meaning), a collection earns a section only
     # when its evidence is close to the run's best: as close as routing asks of a collection to be
     # searched at all. Searching a collection is no reason to quote it.
@@ -413,7 +415,7 @@ def choose_claims(
         if side is not None:
             must_sides.remove(side)
         if needed:
-            sided.add(passage.id)
+            required.add(passage.id)
         kept.append((claim, collection))
         kept_passages.append(passage)
         kept_stems.append(own)
@@ -449,7 +451,9 @@ def choose_claims(
     if coverage.found:
         if closeness is not None and not focus.entities:
             added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
-            kept = _documents_that_belong(kept, kept_passages, closeness, merged, keep=hops | added | sided)
+            kept = _documents_that_belong(
+                kept, kept_passages, closeness, merged, keep=hops | added | required
+            )
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
