@@ -383,3 +383,33 @@ async def test_a_comparison_of_things_without_names_keeps_only_documents_that_be
     close = await sentence_closeness(question, [enterprise, starter, retention], vectors)
     answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=close)
     assert {c.passage.id for c in answer.citations} == {"ent", "sta"}
+
+
+async def test_a_comparison_of_named_collections_keeps_each_collections_section() -> None:
+    """Asked to compare the collections it names (``in:``), the answer keeps a section for each,
+    however far in meaning one collection's best sentence is from the other's."""
+    engineering = _passage(
+        "eng",
+        "engineering",
+        "Prod sessions",
+        "Engineers request production access in the bot.",
+        score=1.0,
+    )
+    security = _passage(
+        "sec", "security", "Access control", "Production access is granted for one task at a time.", score=0.9
+    )
+    question = "how do the engineering and security policies differ on production access"
+    plan = Plan(
+        kind="comparative",
+        routing="explicit",
+        tasks=tuple(
+            ResearchTask(collection=c, queries=(question,), question=question)
+            for c in ("engineering", "security")
+        ),
+        sides=(),
+    )
+    findings = [_finding("engineering", engineering), _finding("security", security)]
+    vectors = SentenceVectors({"request production": 0.7, "granted for one task": RELATED + 0.05})
+    close = await sentence_closeness(question, [engineering, security], vectors)
+    answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=close)
+    assert [s.collection for s in answer.sections] == ["engineering", "security"]
