@@ -8,12 +8,19 @@ Every rule reads words through ``words``/``tokens``, so the text handling below 
   as "weeks"), and other apostrophes inside a word are dropped ("O'Brien" reads as "obrien");
 - hyphens and dashes separate words ("Medi-Gel" reads as "medi", "gel"), in the text as in the
   question, so a hyphenated name matches itself.
+
+Before any of that, text that was decoded with the wrong encoding somewhere on its way (mojibake)
+is repaired where it enters: documents as they are loaded, questions as they are asked
+(``repair_encoding``). "clerkâ\x80\x99s" (UTF-8 read as Latin-1) and "NASA‚Äôs" (read as Mac
+Roman) are otherwise words no one asks for, and names no passage writes.
 """
 
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+
+import ftfy
 
 _WORD_RE = re.compile(r"[^\W_]+(?:['’ʼ][^\W_]+)?", re.UNICODE)
 APOSTROPHES = "'’ʼ"
@@ -42,6 +49,13 @@ _SUFFIXES = ("ies", "ing", "ed", "es", "s")
 # it has seen them, so the caches add nothing to a full collection's work); callers get a fresh
 # list or set of their own.
 TEXT_CACHE_SIZE = 4096
+
+
+def repair_encoding(text: str) -> str:
+    """``text`` with mojibake undone: ftfy's ``fix_encoding``, which re-decodes only a stretch that
+    is far likelier to be a wrong decoding than real text (accents, curly quotes, dashes and other
+    scripts stay as they are)."""
+    return ftfy.fix_encoding(text) if text and not text.isascii() else text
 
 
 def fold(text: str) -> str:

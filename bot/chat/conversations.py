@@ -16,6 +16,7 @@ from bot.chat.memory import MemoryUnavailableError, ThreadKey, ThreadMemory, Tur
 from bot.chat.service import ResearchService
 from bot.metrics import ConferMetrics
 from graph import Answer, PriorTurn, Question, Standalone, extract_targets, understand_followup
+from retrieval.text import repair_encoding
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ class Conversations:
         ``context`` adds turns read from elsewhere (a thread's earlier human messages) before the
         remembered ones. Raises what ``ResearchService.make_question`` raises."""
         turns = await self.history(key) if key is not None else []
-        asked, named = extract_targets(text)
+        asked, named = extract_targets(repair_encoding(text))
         prior = [*context, *(PriorTurn(t.question, t.subject, t.answer) for t in turns)]
         if not prior or not asked.strip():
             question = service.make_question(text, channel=channel, extra_targets=extra_targets)

@@ -39,6 +39,7 @@ from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.errors import ConferError
 from retrieval.passages import Passage
+from retrieval.text import repair_encoding
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ class ResearchService:
         """Parse ``in:`` targets and apply the channel's policy (``bot.chat.access``). Raises
         ``EmptyQuestionError``, or ``CollectionAccessError`` (``PlaceDeniedError`` where Confer may
         not be used at all) before anything is searched."""
-        remaining, targets = extract_targets(text)
+        remaining, targets = extract_targets(repair_encoding(text))
         if not remaining.strip():
             raise EmptyQuestionError("empty question")
         policy = require_policy(self.config, channel)

@@ -8,13 +8,14 @@ import json
 import logging
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bs4 import BeautifulSoup
 from bs4.element import Tag
 
 from retrieval.errors import DocumentLoadError
+from retrieval.text import repair_encoding
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,19 @@ class Document:
 
 
 def load_file(path: Path, *, source: str) -> list[Document]:
-    """Load one file; ``source`` is the stable name stored with its passages."""
+    """Load one file; ``source`` is the stable name stored with its passages. Mojibake in its
+    titles and text is repaired (``retrieval.text.repair_encoding``)."""
+    return [_repaired(document) for document in _load_file(path, source)]
+
+
+def _repaired(document: Document) -> Document:
+    sections = tuple(
+        Section(tuple(map(repair_encoding, s.headings)), repair_encoding(s.text)) for s in document.sections
+    )
+    return replace(document, title=repair_encoding(document.title), sections=sections)
+
+
+def _load_file(path: Path, source: str) -> list[Document]:
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise DocumentLoadError(path=path, reason=f"unsupported file type '{suffix or path.name}'")

@@ -65,6 +65,17 @@ async def test_a_mistyped_name_is_read_as_the_documents_spell_it(
     assert "20 weeks of fully paid parental leave" in str(payload["answer"]).split("\n\n")[0]
 
 
+async def test_a_question_pasted_with_mojibake_is_read_as_written(
+    embedded: SearchBackend, sample_config: CollectionsConfig
+) -> None:
+    """ "Kestrel‚Äôs" is "Kestrel’s" read as Mac Roman: a name no passage writes, unrepaired."""
+    payload = await _ask(
+        sample_config, embedded, "how many weeks of parental leave do Kestrel‚Äôs employees get?"
+    )
+    assert payload["found"] is True
+    assert "20 weeks of fully paid parental leave" in str(payload["answer"]).split("\n\n")[0]
+
+
 async def test_in_a_collection_that_does_not_cover_the_question_names_the_one_that_does(
     embedded: SearchBackend, sample_config: CollectionsConfig
 ) -> None:

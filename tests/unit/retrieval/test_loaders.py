@@ -93,6 +93,25 @@ def test_jsonl_keeps_ids_and_reports_bad_lines(tmp_path: Path) -> None:
         load_file(duplicate, source="c.jsonl")
 
 
+def test_mojibake_in_titles_headings_and_text_is_repaired(tmp_path: Path) -> None:
+    broken = "\u00e2\u0080\u0099"  # a right single quote's UTF-8 bytes read as Latin-1
+    path = _write(
+        tmp_path,
+        "court.md",
+        f"# The clerk{broken}s office\n## Filing{broken}s fees\nAsk the clerk{broken}s office.\n",
+    )
+    [doc] = load_file(path, source="court.md")
+    assert (doc.title, doc.sections[0].headings) == ("The clerk’s office", ("Filing’s fees",))
+    assert doc.sections[0].text == "Ask the clerk’s office."
+    lines = _write(
+        tmp_path,
+        "nasa.jsonl",
+        '{"id": "n1", "title": "NASA‚Äôs missions", "text": "NASA‚Äôs Europa Clipper."}\n',
+    )
+    [passage] = load_file(lines, source="nasa.jsonl")
+    assert (passage.title, passage.sections[0].text) == ("NASA’s missions", "NASA’s Europa Clipper.")
+
+
 def test_unsupported_and_undecodable_files(tmp_path: Path) -> None:
     with pytest.raises(DocumentLoadError, match="unsupported"):
         load_file(_write(tmp_path, "x.docx", "x"), source="x.docx")

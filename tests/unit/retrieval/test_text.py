@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from retrieval.text import split_sentences, stem, stems, terms, words
+from retrieval.text import repair_encoding, split_sentences, stem, stems, terms, words
 
 
 def test_sentences_respect_abbreviations_and_list_items() -> None:
@@ -133,3 +133,19 @@ def test_words_read_a_possessive_as_its_owner_with_either_apostrophe() -> None:
 
 def test_words_split_at_hyphens_and_dashes_alike() -> None:
     assert words("Medi-Gel and SEV‑1 – on-call") == ["medi", "gel", "and", "sev", "1", "on", "call"]
+
+
+def test_mojibake_is_repaired_and_real_text_left_as_written() -> None:
+    # UTF-8 read as Latin-1 (with its invisible C1 controls), and as Mac Roman.
+    assert repair_encoding("call the clerk\u00e2\u0080\u0099s office") == "call the clerk’s office"
+    assert repair_encoding("the goal of NASA‚Äôs Europa Clipper") == "the goal of NASA’s Europa Clipper"
+    assert words(repair_encoding("NASA‚Äôs Europa Clipper")) == ["nasa", "europa", "clipper"]
+    for written in (
+        "Tekezé, naïve café — “quoted”",
+        "Straße",
+        "日本語のテキスト",
+        "Привет",
+        "plain ASCII",
+        "",
+    ):
+        assert repair_encoding(written) == written
