@@ -46,6 +46,17 @@ class SyncStats(BaseModel):
     unchanged: int
 
 
+def content_digest(doc_id: str, source: str, title: str, url: str, text: str) -> str:
+    """What a sync compares to tell whether a stored passage is still the one wanted: an id may stay
+    while the content changes (a JSONL line keeps the id its file gives, and a chunk's id does not
+    cover its document's title or address)."""
+    return hashlib.sha256("\x00".join((doc_id, source, title, url, text)).encode()).hexdigest()[:20]
+
+
+def digest_of(passage: "Passage") -> str:
+    return content_digest(passage.doc_id, passage.source, passage.title, passage.url, passage.text)
+
+
 def make_passage_id(source: str, chunk: int, text: str) -> str:
     """Stable across re-indexing: same file, same chunk number, same content, same id."""
     digest = hashlib.sha256(f"{source}\x00{chunk}\x00{text}".encode()).hexdigest()

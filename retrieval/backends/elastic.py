@@ -51,7 +51,7 @@ from retrieval.errors import (
     IndexingError,
     SearchUnavailableError,
 )
-from retrieval.passages import CollectionStats, Passage, SyncStats
+from retrieval.passages import CollectionStats, Passage, SyncStats, digest_of
 from retrieval.scoring import best_by_collection, fuse
 
 logger = logging.getLogger(__name__)
@@ -79,6 +79,8 @@ INDEX_MAPPINGS: dict[str, Any] = {
         "text": {"type": "text", "analyzer": "english"},
         # The passage's analysis (a JSON string): kept in _source, neither parsed nor indexed.
         "analysis": {"type": "object", "enabled": False},
+        # What a sync compares (``retrieval.passages.content_digest``): kept in _source only.
+        "digest": {"type": "keyword", "index": False, "doc_values": False},
     },
 }
 
@@ -323,13 +325,15 @@ class ElasticsearchBackend:
             return []
         return sorted(response.body.keys())
 
-    async def _existing_ids(self, alias: str) -> set[str]:
-        ids: set[str] = set()
+    async def _existing(self, alias: str) -> dict[str, str | None]:
+        """The stored passages' content digests by id (``None`` for an index written before
+        digests were stored)."""
+        digests: dict[str, str | None] = {}
         async for hit in helpers.async_scan(
-            self._client, index=alias, query={"query": {"match_all": {}}}, _source=False, size=1000
+            self._client, index=alias, query={"query": {"match_all": {}}}, _source=["digest"], size=1000
         ):
-            ids.add(hit["_id"])
-        return ids
+            digests[hit["_id"]] = hit.get("_source", {}).get("digest")
+        return digests
 
     async def sync_collection(
         self,
@@ -340,14 +344,18 @@ class ElasticsearchBackend:
     ) -> SyncStats:
         alias = collection.alias
         wanted = {p.id: p for p in passages}
+        digests: dict[str, str | None] = {pid: digest_of(p) for pid, p in wanted.items()}
         try:
             old_indices = await self._alias_targets(alias)
-            existing = await self._existing_ids(alias) if old_indices else set()
+            stored = await self._existing(alias) if old_indices else {}
             analysed = await self._analysed(old_indices) if old_indices else False
         except _FAILURES as exc:
             raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
-        if old_indices and existing == set(wanted) and analysed:
+        # Every wanted passage stored with the same content: nothing to write. (An id whose content
+        # changed, a JSONL line edited, counts as removed and added.)
+        if old_indices and stored == digests and analysed:
             return SyncStats(added=0, removed=0, unchanged=len(wanted))
+        existing = {pid for pid, digest in stored.items() if digests.get(pid) == digest}
         vectors: dict[str, list[float]] = {}
         dimensions = 0
         if self._embedder is not None:
@@ -390,8 +398,8 @@ class ElasticsearchBackend:
         self._embedded.pop(alias, None)
         return SyncStats(
             added=len(set(wanted) - existing),
-            removed=len(existing - set(wanted)),
-            unchanged=len(existing & set(wanted)),
+            removed=len(set(stored) - existing),
+            unchanged=len(existing),
         )
 
     async def _analysed(self, indices: Sequence[str]) -> bool:
@@ -428,6 +436,7 @@ class ElasticsearchBackend:
                     "url": passage.url,
                     "text": passage.text,
                     "analysis": analyse(passage.title, passage.text),
+                    "digest": digest_of(passage),
                     **vector,
                 },
             }

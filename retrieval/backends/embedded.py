@@ -46,7 +46,7 @@ from retrieval.errors import (
     SearchUnavailableError,
 )
 from retrieval.language import foreign_stems
-from retrieval.passages import CollectionStats, Passage, SyncStats
+from retrieval.passages import CollectionStats, Passage, SyncStats, content_digest, digest_of
 from retrieval.scoring import CorpusStats, best_by_collection, bm25, combine_stats, fuse, query_phrases
 from retrieval.text import terms, unique
 
@@ -670,6 +670,7 @@ class EmbeddedBackend:
     ) -> SyncStats:
         table = self._table(collection)
         wanted = {p.id: p for p in passages}
+        digests = {pid: digest_of(p) for pid, p in wanted.items()}
         version = fingerprint()
         embedded = await self._embed_for_sync(collection, wanted, progress)
         vectors, model = embedded if embedded is not None else (None, None)
@@ -683,15 +684,19 @@ class EmbeddedBackend:
                 )
                 existing: dict[str, int] = {}
                 unanalysed: list[int] = []
-                for pid, rowid, current in db.execute(
-                    "SELECT id, rowid, analysis IS NOT NULL AND substr(analysis, 3, ?) = ? "
-                    "FROM passages WHERE collection = ?",
+                changed: list[int] = []  # wanted ids whose stored content is another: written anew
+                for pid, rowid, current, *content in db.execute(
+                    "SELECT id, rowid, analysis IS NOT NULL AND substr(analysis, 3, ?) = ?, "
+                    "doc_id, source, title, url, text FROM passages WHERE collection = ?",
                     (len(version), version, collection.name),
                 ):
+                    if pid in wanted and content_digest(*content) != digests[pid]:
+                        changed.append(rowid)
+                        continue
                     existing[pid] = rowid
                     if not current and pid in wanted:
                         unanalysed.append(rowid)
-                stale = [rowid for pid, rowid in existing.items() if pid not in wanted]
+                stale = [rowid for pid, rowid in existing.items() if pid not in wanted] + changed
                 for rowid in stale:
                     db.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))  # noqa: S608
                     db.execute("DELETE FROM passages WHERE rowid = ?", (rowid,))
@@ -773,13 +778,15 @@ class EmbeddedBackend:
             row = db.execute("SELECT embedder FROM collections WHERE name = ?", (collection.name,)).fetchone()
             if row is None or not recorded_by(embedder, row[0]):
                 return set(), None
+            # A passage whose content changed under the same id needs a vector of its new content.
             ids = {
                 pid
-                for (pid,) in db.execute(
-                    "SELECT p.id FROM passages AS p JOIN vectors AS v ON v.rowid = p.rowid "
-                    "WHERE p.collection = ?",
+                for pid, *content in db.execute(
+                    "SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text FROM passages AS p "
+                    "JOIN vectors AS v ON v.rowid = p.rowid WHERE p.collection = ?",
                     (collection.name,),
                 )
+                if pid in wanted and content_digest(*content) == digest_of(wanted[pid])
             }
             return ids, str(row[0])
 

@@ -294,7 +294,10 @@ class FakeElasticsearch:
         for name in self._resolve(names):
             for doc_id, doc in self._indices[name].docs.items():
                 hit: dict[str, Any] = {"_index": name, "_id": doc_id, "_score": None}
-                if body.get("_source", True) is not False:
+                wanted = body.get("_source", True)
+                if isinstance(wanted, list):
+                    hit["_source"] = {k: v for k, v in doc.items() if k in wanted}
+                elif wanted is not False:
                     hit["_source"] = doc
                 hits.append(hit)
         shards = {"total": 1, "successful": 1, "skipped": 0, "failed": 0}

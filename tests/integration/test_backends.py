@@ -11,11 +11,12 @@ from retrieval import language, text
 from retrieval.analysis import analyse, fingerprint
 from retrieval.backends import SearchBackend, elastic
 from retrieval.backends.elastic import build_elasticsearch_backend
-from retrieval.collections import CollectionsConfig
+from retrieval.collections import CollectionsConfig, load_collections
 from retrieval.errors import CollectionNotIndexedError
 from retrieval.ingest.pipeline import index_collection
 from retrieval.language import stem_tuple_in
 from retrieval.text import sentence_analysis, stems
+from tests.conftest import unique_indexes
 from tests.fakes.pdf import write_pdf
 
 
@@ -64,6 +65,48 @@ async def test_backend_reindex_is_idempotent_and_removes_deleted_files(
     assert all(not p.source.endswith("vendor-review.md") for p in hits)
     stats = await backend.stats(security)
     assert stats is not None and stats.passages == after.passages
+
+
+async def test_backend_writes_anew_a_passage_whose_content_changed_under_the_same_id(
+    backend: SearchBackend, tmp_path: Path
+) -> None:
+    """A JSONL line keeps the id its file gives when its text is edited (and a chunk's id does not
+    cover its document's title): a re-index must not keep serving the old content."""
+    folder = tmp_path / "kb-jsonl"
+    folder.mkdir()
+    lines = folder / "faq.jsonl"
+    lines.write_text(
+        '{"id": "faq-1", "title": "Parking", "text": "Visitors park in the north garage."}\n'
+        '{"id": "faq-2", "title": "Badges", "text": "Badges are printed at the front desk."}\n',
+        encoding="utf-8",
+    )
+    (folder / "collections.yaml").write_text(
+        "collections:\n  - name: faq\n    title: FAQ\n    description: Office questions.\n"
+        "    sources: [faq.jsonl]\n",
+        encoding="utf-8",
+    )
+    config = unique_indexes(load_collections(folder / "collections.yaml"), str(abs(hash(tmp_path)) % 10**8))
+    [faq] = config.collections
+    first = await index_collection(backend, faq, config)
+    assert (first.added, first.removed, first.unchanged) == (2, 0, 0)
+
+    lines.write_text(
+        '{"id": "faq-1", "title": "Visitor parking", "text": "Visitors now park in the south garage."}\n'
+        '{"id": "faq-2", "title": "Badges", "text": "Badges are printed at the front desk."}\n',
+        encoding="utf-8",
+    )
+    edited = await index_collection(backend, faq, config)
+    assert (edited.added, edited.removed, edited.unchanged) == (1, 1, 1)
+    [hit] = await backend.search(faq, "where do visitors park garage", limit=1)
+    assert (hit.id, hit.title, hit.text) == (
+        "faq-1",
+        "Visitor parking",
+        "Visitors now park in the south garage.",
+    )
+    again = await index_collection(backend, faq, config)
+    assert (again.added, again.removed, again.unchanged) == (0, 0, 2)
+    stats = await backend.stats(faq)
+    assert stats is not None and stats.passages == 2
 
 
 async def test_backend_keeps_passages_of_a_file_that_became_unreadable(

@@ -16,7 +16,7 @@ import pytest
 
 from bot.terminal.cli import main
 from retrieval.backends.embedded import EmbeddedBackend, build_embedded_backend
-from retrieval.collections import Collection, CollectionsConfig
+from retrieval.collections import Collection, CollectionsConfig, load_collections
 from retrieval.embeddings import BACKGROUND_NICENESS, LocalEmbedder, ProgressCallback, VectorCache, Vectors
 from retrieval.ingest.pipeline import index_collection
 from tests.fakes.embeddings_api import FakeEmbeddingsAPI, bag_of_words
@@ -305,3 +305,42 @@ async def test_an_endpoint_without_configured_dimensions_keeps_its_vectors_acros
         await api.stop()
     assert found and all(p.semantic is not None for p in found)
     assert len(api.calls) == asked + 1  # the question only: no passage embedded again
+
+
+async def test_a_passage_edited_under_the_same_id_is_searched_by_its_new_meaning(
+    hybrid: EmbeddedBackend, tmp_path: Path, vector_cache_path: Path
+) -> None:
+    """A JSONL line keeps its id when its text is edited: its vector must be the new text's."""
+    folder = tmp_path / "kb-jsonl"
+    folder.mkdir()
+    lines = folder / "faq.jsonl"
+    (folder / "collections.yaml").write_text(
+        "collections:\n  - name: faq\n    title: FAQ\n    description: Office questions.\n"
+        "    sources: [faq.jsonl]\n",
+        encoding="utf-8",
+    )
+    config = load_collections(folder / "collections.yaml")
+    [faq] = config.collections
+    badge = '{"id": "faq-2", "title": "Badges", "text": "Badges are printed at the front desk."}\n'
+    lines.write_text(
+        '{"id": "faq-1", "title": "Parking", "text": "Visitors park in the north garage."}\n' + badge
+    )
+    await index_collection(hybrid, faq, config)
+    lines.write_text(
+        '{"id": "faq-1", "title": "Lunch", "text": "The cafeteria serves hot meals at noon."}\n' + badge
+    )
+    await index_collection(hybrid, faq, config)
+
+    fresh = build_embedded_backend(
+        tmp_path / "fresh", embedder=LocalEmbedder(), vector_cache=VectorCache(vector_cache_path)
+    )
+    try:
+        await index_collection(fresh, faq, config)
+        question = "where can I get food in the middle of the day"
+        edited, written = [
+            {p.id: p.semantic for p in await b.search(faq, question, limit=2, meaning=question, corpus=[faq])}
+            for b in (hybrid, fresh)
+        ]
+    finally:
+        await fresh.close()
+    assert edited["faq-1"] == pytest.approx(written["faq-1"])
