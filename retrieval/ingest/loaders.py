@@ -57,10 +57,28 @@ def load_file(path: Path, *, source: str) -> list[Document]:
 
 
 def _repaired(document: Document) -> Document:
+    title = repair_encoding(document.title)
     sections = tuple(
-        Section(tuple(map(repair_encoding, s.headings)), repair_encoding(s.text)) for s in document.sections
+        Section(tuple(map(repair_encoding, s.headings)), _title_lines_apart(title, repair_encoding(s.text)))
+        for s in document.sections
     )
-    return replace(document, title=repair_encoding(document.title), sections=sections)
+    return replace(document, title=title, sections=sections)
+
+
+def _title_lines_apart(title: str, text: str) -> str:
+    """``text`` with the lines that open it by repeating its title ("Hayward VA Clinic | VA
+    Minneapolis Health Care | Veterans Affairs", as pages scraped with their title are) each a
+    block of its own: joined to the next line, a title reads as the start of the first sentence."""
+    wanted = " ".join(title.split())
+    if not wanted:
+        return text
+    lines = text.split("\n")
+    opening = 0
+    while opening < len(lines) - 1 and " ".join(lines[opening].split()) == wanted:
+        opening += 1
+    if not opening or lines[opening].lstrip()[:1].islower():  # a wrapped sentence goes on
+        return text
+    return "\n\n".join([*lines[:opening], "\n".join(lines[opening:]).lstrip()])
 
 
 def _load_file(path: Path, source: str) -> list[Document]:

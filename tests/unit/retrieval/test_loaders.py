@@ -1,9 +1,11 @@
+import json
 from pathlib import Path
 
 import pytest
 
 from retrieval.errors import DocumentLoadError
 from retrieval.ingest.loaders import load_file
+from retrieval.text import split_sentences
 from tests.fakes.pdf import write_pdf
 
 
@@ -110,6 +112,28 @@ def test_mojibake_in_titles_headings_and_text_is_repaired(tmp_path: Path) -> Non
     )
     [passage] = load_file(lines, source="nasa.jsonl")
     assert (passage.title, passage.sections[0].text) == ("NASA’s missions", "NASA’s Europa Clipper.")
+
+
+def test_a_text_opening_with_its_title_keeps_the_title_line_out_of_its_first_sentence(tmp_path: Path) -> None:
+    title = "Hayward VA Clinic | VA Minneapolis Health Care | Veterans Affairs"
+    page = (
+        f"{title}\n{title}\nWhole health puts you at the center of care. Call us to book.\nParking is free."
+    )
+    path = _write(tmp_path, "clinics.jsonl", json.dumps({"id": "c1", "title": title, "text": page}) + "\n")
+    [doc] = load_file(path, source="clinics.jsonl")
+    assert split_sentences(doc.sections[0].text) == [
+        title,
+        title,
+        "Whole health puts you at the center of care.",
+        "Call us to book.",
+        "Parking is free.",
+    ]
+    other = _write(
+        tmp_path,
+        "other.jsonl",
+        json.dumps({"id": "o1", "title": "Parking", "text": "Parking\nis free."}) + "\n",
+    )
+    assert split_sentences(load_file(other, source="other.jsonl")[0].sections[0].text) == ["Parking is free."]
 
 
 def test_unsupported_and_undecodable_files(tmp_path: Path) -> None:
