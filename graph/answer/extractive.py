@@ -32,6 +32,12 @@ def is_heading(sentence: str, title: str) -> bool:
     return sentence[-1:] not in ".!?;:)\"'”" and sentence in title
 
 
+def is_question(sentence: str) -> bool:
+    """A question in the text (an FAQ's, a heading's): it says nothing, so it answers nothing,
+    however close to the asker's question it is."""
+    return sentence.rstrip("\"'”)").endswith("?")
+
+
 def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list[Claim]:
     """Up to ``limit`` verbatim sentences chosen greedily by weighted query coverage, with
     diversity: a term already covered counts half, and a near-repeat of a chosen sentence is skipped.
@@ -74,7 +80,7 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
             hits: AbstractSet[str] = query_stems.intersection(sentence_stems)
             if not hits:
                 continue
-            if is_heading(sentence, passage.title):
+            if is_heading(sentence, passage.title) or is_question(sentence):
                 continue
             gain = math.fsum(map(weight, hits))
             # Most titles carry no query stem: their half-weighted sum (0.0) is not added.

@@ -15,15 +15,18 @@ of the run's best passages, with its passage's title, is compared with the quest
 A sentence that means what was asked answers it in any words ("who do I wake up if the site dies"
 and "the primary on-call engineer is paged"); evidence whose words match the question's but whose
 sentences all mean something else ("how do I set up the VPN" and "connect through the company VPN
-on hotel networks") does not.
+on hotel networks") does not. A question in the text (an FAQ's) is not read, and the sentence
+after it is read with it, as a sentence is read with its title.
 """
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import pairwise
 
 import numpy as np
 
-from graph.answer.extractive import MAX_WORDS, MIN_WORDS, is_heading
+from graph.answer.extractive import MAX_WORDS, MIN_WORDS, is_heading, is_question
 from graph.research.question import key_terms
 from retrieval.backends import SearchBackend
 from retrieval.embeddings import Vectors
@@ -91,7 +94,9 @@ def quotable_sentences(passage: Passage) -> list[str]:
     return [
         sentence
         for sentence, _, length in sentence_analysis(passage.text)[0]
-        if MIN_WORDS <= length <= MAX_WORDS and not is_heading(sentence, passage.title)
+        if MIN_WORDS <= length <= MAX_WORDS
+        and not is_heading(sentence, passage.title)
+        and not is_question(sentence)
     ]
 
 
@@ -124,8 +129,25 @@ async def read_also(
 
 
 def _texts(pairs: Sequence[tuple[Passage, str]]) -> list[str]:
-    """What is embedded for a sentence: with its passage's title, which says what "it" is."""
-    return [f"{p.title}: {s}" if p.title else s for p, s in pairs]
+    """What is embedded for a sentence: with its passage's title, which says what "it" is, and in
+    a list of questions and answers with the question it answers, which says what it is about."""
+    texts = []
+    for passage, sentence in pairs:
+        asked = _questions_answered(passage.text).get(sentence)
+        read = f"{asked} {sentence}" if asked else sentence
+        texts.append(f"{passage.title}: {read}" if passage.title else read)
+    return texts
+
+
+@lru_cache(maxsize=1024)
+def _questions_answered(text: str) -> dict[str, str]:
+    """Each sentence of ``text`` that follows a question (an FAQ's), with that question."""
+    sentences = [sentence for sentence, _, _ in sentence_analysis(text)[0]]
+    return {
+        sentence: previous
+        for previous, sentence in pairwise(sentences)
+        if is_question(previous) and not is_question(sentence)
+    }
 
 
 def _with(closeness: Closeness, pairs: Sequence[tuple[Passage, str]], vectors: Vectors) -> Closeness:

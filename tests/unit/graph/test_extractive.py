@@ -74,3 +74,9 @@ def test_no_two_claims_are_near_repeats_whatever_the_order_of_picks() -> None:
             jaccard(a, b) >= REDUNDANCY for i, a in enumerate(own) for b in own[i + 1 :]
         )
     assert picked_near_repeats == 0
+
+
+def test_a_question_in_the_text_is_never_a_claim() -> None:
+    passage = _p("a", "How many weeks of parental leave do I get? Every parent gets twenty weeks of leave.")
+    claims = draft_claims("how many weeks of parental leave", [passage], limit=3)
+    assert [c.text for c in claims] == ["Every parent gets twenty weeks of leave."]

@@ -177,6 +177,30 @@ async def test_each_quotable_sentence_of_the_best_passages_is_read_with_its_titl
     ]
 
 
+async def test_an_faq_answer_is_read_with_the_question_it_answers_and_the_question_is_no_claim() -> None:
+    """In questions and answers, what a sentence is about is the question before it; the question
+    itself says nothing, and answers nothing however close it is to what was asked."""
+    faq = _passage(
+        "faq",
+        "product",
+        "Billing FAQ",
+        "Why can't I update my credit card? The card's billing address must match the account. "
+        "Payments are taken on the first of each month.",
+    )
+    vectors = SentenceVectors({"update my credit card": 0.8})
+    closeness = await sentence_closeness("why does my credit card update keep failing", [faq], vectors)
+    assert closeness is not None
+    assert vectors.asked[1:] == [
+        "Billing FAQ: Why can't I update my credit card? The card's billing address must match the account.",
+        "Billing FAQ: Payments are taken on the first of each month.",
+    ]
+    assert [s for _, s, _ in closeness.answering()] == ["The card's billing address must match the account."]
+    answer = synthesize_extractive(
+        _plan("why can't I update my credit card", "product"), [_finding("product", faq)], ResearchLimits()
+    )
+    assert all(not s.text.endswith("?") for section in answer.sections for s in section.sentences)
+
+
 async def test_more_sentences_are_read_against_the_same_question_vector() -> None:
     """An answer quoting beyond the best passages has those sentences read too: only those not read
     yet, and the question is not embedded again."""
