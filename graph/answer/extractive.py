@@ -32,10 +32,15 @@ def is_heading(sentence: str, title: str) -> bool:
     return sentence[-1:] not in ".!?;:)\"'”" and sentence in title
 
 
+# An FAQ's question marked as one, whether or not it is worded as a question ("Q: I am not a
+# citizen of the United States.").
+_MARKED_QUESTION = re.compile(r"Q\s?[.:]\s")
+
+
 def is_question(sentence: str) -> bool:
     """A question in the text (an FAQ's, a heading's): it says nothing, so it answers nothing,
     however close to the asker's question it is."""
-    return sentence.rstrip("\"'”)").endswith("?")
+    return sentence.rstrip("\"'”)").endswith("?") or _MARKED_QUESTION.match(sentence) is not None
 
 
 def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list[Claim]:

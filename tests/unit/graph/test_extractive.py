@@ -80,3 +80,9 @@ def test_a_question_in_the_text_is_never_a_claim() -> None:
     passage = _p("a", "How many weeks of parental leave do I get? Every parent gets twenty weeks of leave.")
     claims = draft_claims("how many weeks of parental leave", [passage], limit=3)
     assert [c.text for c in claims] == ["Every parent gets twenty weeks of leave."]
+    marked = _p(
+        "b", "Q: I am not a citizen of the parental leave scheme. A: Every parent gets twenty weeks of leave."
+    )
+    assert [c.text for c in draft_claims("parental leave citizen", [marked], limit=3)] == [
+        "A: Every parent gets twenty weeks of leave."
+    ]
