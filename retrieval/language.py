@@ -5,6 +5,7 @@ carry several of them ("Wie lange dauert die Elternzeit?"), and the count is det
 costs microseconds. Text with no clear majority is taken as English.
 """
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -91,15 +92,49 @@ def detect_language(text: str) -> str:
     return _detect_language(text)
 
 
+# What tells English apart beside its function words (which also decide a question's key terms,
+# so these are kept apart): its contractions, read before ``tokens`` drops their apostrophes ("I'm"
+# would read as German "im"), and frequent words that are function words of no other language here.
+_ENGLISH_CONTRACTION = re.compile(
+    r"\b(?:i['’](?:m|ve|d|ll)|(?:you|we|they)['’](?:re|ve|ll|d)|(?:it|that|what|there|who|where|how|let)['’]s"
+    r"|[a-z]+n['’]t)\b",
+    re.IGNORECASE,
+)
+_ENGLISH_ALSO = frozenset(
+    "more most such not if but there their they them your about than would should could any some "
+    "been into".split()
+)
+# A word of the text with the sentence end marks between words.
+_WORD_OR_END = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[.!?]")
+
+
+def _unnamed(text: str) -> str:
+    """``text`` without the capitalised words inside its sentences: they are names ("Red Hat
+    OpenShift", "Die Hard"), and a name's word is no function word of its language. The first
+    word of a sentence and "I" stay."""
+    kept: list[str] = []
+    opening = True
+    for match in _WORD_OR_END.finditer(text):
+        word = match.group()
+        if word in ".!?":
+            opening = True
+            continue
+        if opening or not word[:1].isupper() or word == "I" or word.startswith(("I'", "I’")):
+            kept.append(word)
+        opening = False
+    return " ".join(kept)
+
+
 @lru_cache(maxsize=256)
 def _detect_language(text: str) -> str:
-    found = tokens(text)
+    found = tokens(_unnamed(text))
     if not found:
         return DEFAULT_LANGUAGE
     # Each word counted once, then the counts of each language's function words summed, reading
     # whichever of the two is shorter (the same counts as a pass over the text per language).
     frequency = Counter(found)
     counts = {lang: _uses(frequency, vocabulary) for lang, vocabulary in FUNCTION_WORDS.items()}
+    counts[DEFAULT_LANGUAGE] += _uses(frequency, _ENGLISH_ALSO) + len(_ENGLISH_CONTRACTION.findall(text))
     best = max(counts, key=lambda lang: (counts[lang], lang == DEFAULT_LANGUAGE))
     if counts[best] == 0 or counts[best] <= counts[DEFAULT_LANGUAGE]:
         return DEFAULT_LANGUAGE

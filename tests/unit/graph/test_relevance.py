@@ -40,6 +40,17 @@ def test_languages_are_told_apart_by_their_function_words() -> None:
     assert "dienstreis" in foreign_stems("Wer genehmigt die Dienstreise?")
 
 
+def test_english_contractions_and_words_inside_names_do_not_make_a_question_foreign() -> None:
+    # "I'm" read without its apostrophe is German "im"; "Hat" in a name is German "hat"; "as" is
+    # Portuguese too.
+    assert detect_language("I'm asking more concrete info such as tele number.") == "en"
+    assert detect_language("Red Hat OpenShift") == "en"
+    assert detect_language("They sound more alike than different. Do they act together as a system?") == "en"
+    # A sentence's first word and every lower-case word still count.
+    assert detect_language("Hat die Firma ein Büro in Berlin?") == "de"
+    assert detect_language("Quais são as regras de férias?") == "pt"
+
+
 def test_stemming_in_the_questions_language_matches_other_word_forms() -> None:
     passages = [_p("a", "Access", "Every production session requires approval from a second person.")]
     focus = focus_of("Who approves production access?", passages)
