@@ -54,24 +54,20 @@ async def test_the_answering_sentence_comes_first_across_collections(
     assert "within one hour" in first and first.startswith("Security policy:")
 
 
-async def test_a_mistyped_name_is_read_as_the_documents_spell_it(
-    embedded: SearchBackend, sample_config: CollectionsConfig
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "Kestrel Sytems" is named nowhere: read as typed, the evidence is about another company.
+        "how many weeks of parental leave do Kestrel Sytems employees get?",
+        # "Kestrel‚Äôs" is "Kestrel’s" read as Mac Roman: unrepaired, a name no passage writes.
+        "how many weeks of parental leave do Kestrel‚Äôs employees get?",
+    ],
+    ids=["mistyped", "mojibake"],
+)
+async def test_a_name_written_otherwise_than_the_documents_is_read_as_they_write_it(
+    embedded: SearchBackend, sample_config: CollectionsConfig, text: str
 ) -> None:
-    """ "Kestrel Sytems" is named nowhere: read as typed, the evidence is about another company."""
-    payload = await _ask(
-        sample_config, embedded, "how many weeks of parental leave do Kestrel Sytems employees get?"
-    )
-    assert payload["found"] is True
-    assert "20 weeks of fully paid parental leave" in str(payload["answer"]).split("\n\n")[0]
-
-
-async def test_a_question_pasted_with_mojibake_is_read_as_written(
-    embedded: SearchBackend, sample_config: CollectionsConfig
-) -> None:
-    """ "Kestrel‚Äôs" is "Kestrel’s" read as Mac Roman: a name no passage writes, unrepaired."""
-    payload = await _ask(
-        sample_config, embedded, "how many weeks of parental leave do Kestrel‚Äôs employees get?"
-    )
+    payload = await _ask(sample_config, embedded, text)
     assert payload["found"] is True
     assert "20 weeks of fully paid parental leave" in str(payload["answer"]).split("\n\n")[0]
 
