@@ -21,7 +21,7 @@ from graph.answer.meaning import (
 from graph.answer.relevance import entity_share, focus_of, term_coverage
 from graph.answer.synthesis import CLOSE_TO_BEST, synthesize_extractive
 from graph.context import ResearchLimits
-from graph.models import Finding, Plan, ResearchTask
+from graph.models import Finding, Plan, QuestionKind, ResearchTask, Routing
 from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.embeddings import Vectors
 from retrieval.passages import Passage
@@ -150,11 +150,18 @@ VPN = _passage(
 )
 
 
-def _plan(question: str, *collections: str) -> Plan:
+def _plan(
+    question: str,
+    *collections: str,
+    kind: QuestionKind = "factual",
+    routing: Routing = "automatic",
+    sides: tuple[str, ...] = (),
+) -> Plan:
     return Plan(
-        kind="factual",
-        routing="automatic",
+        kind=kind,
+        routing=routing,
         tasks=tuple(ResearchTask(collection=c, queries=(question,), question=question) for c in collections),
+        sides=sides,
     )
 
 
@@ -394,12 +401,7 @@ async def test_a_comparison_of_things_without_names_keeps_only_documents_that_be
         score=0.9,
     )
     question = "how much uptime do we promise on the enterprise plan vs the starter plan"
-    plan = Plan(
-        kind="comparative",
-        routing="automatic",
-        tasks=(ResearchTask(collection="product", queries=(question,), question=question),),
-        sides=("enterprise plan", "starter plan"),
-    )
+    plan = _plan(question, "product", kind="comparative", sides=("enterprise plan", "starter plan"))
     findings = [_finding("product", enterprise, starter, retention)]
     by_words = synthesize_extractive(plan, findings, ResearchLimits())
     assert {c.passage.id for c in by_words.citations} == {"ent", "sta", "ret"}
@@ -423,15 +425,7 @@ async def test_a_comparison_of_named_collections_keeps_each_collections_section(
         "sec", "security", "Access control", "Production access is granted for one task at a time.", score=0.9
     )
     question = "how do the engineering and security policies differ on production access"
-    plan = Plan(
-        kind="comparative",
-        routing="explicit",
-        tasks=tuple(
-            ResearchTask(collection=c, queries=(question,), question=question)
-            for c in ("engineering", "security")
-        ),
-        sides=(),
-    )
+    plan = _plan(question, "engineering", "security", kind="comparative", routing="explicit")
     findings = [_finding("engineering", engineering), _finding("security", security)]
     vectors = SentenceVectors({"request production": 0.7, "granted for one task": RELATED + 0.05})
     close = await sentence_closeness(question, [engineering, security], vectors)
