@@ -53,7 +53,7 @@ def content_digest(doc_id: str, source: str, title: str, url: str, text: str) ->
     return hashlib.sha256("\x00".join((doc_id, source, title, url, text)).encode()).hexdigest()[:20]
 
 
-def digest_of(passage: "Passage") -> str:
+def digest_of(passage: Passage) -> str:
     return content_digest(passage.doc_id, passage.source, passage.title, passage.url, passage.text)
 
 

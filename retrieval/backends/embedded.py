@@ -672,7 +672,7 @@ class EmbeddedBackend:
         wanted = {p.id: p for p in passages}
         digests = {pid: digest_of(p) for pid, p in wanted.items()}
         version = fingerprint()
-        embedded = await self._embed_for_sync(collection, wanted, progress)
+        embedded = await self._embed_for_sync(collection, wanted, digests, progress)
         vectors, model = embedded if embedded is not None else (None, None)
 
         def run(db: sqlite3.Connection) -> SyncStats:
@@ -764,11 +764,16 @@ class EmbeddedBackend:
                 raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
 
     async def _embed_for_sync(
-        self, collection: Collection, wanted: dict[str, Passage], progress: ProgressCallback | None
+        self,
+        collection: Collection,
+        wanted: dict[str, Passage],
+        digests: dict[str, str],
+        progress: ProgressCallback | None,
     ) -> tuple[dict[str, bytes], str] | None:
         """The vectors a sync must write, by passage id, embedded before its transaction (a slow
-        model never holds the write lock): the passages without a vector of the configured model;
-        and the key the collection records for them. ``None`` without an embedder. Raises
+        model never holds the write lock): the passages without a vector of the configured model, or
+        stored with other content than ``digests`` (by id) says; and the key the collection records
+        for them. ``None`` without an embedder. Raises
         ``IndexingError`` if embedding fails."""
         embedder = self._embedder
         if embedder is None:
@@ -786,7 +791,7 @@ class EmbeddedBackend:
                     "JOIN vectors AS v ON v.rowid = p.rowid WHERE p.collection = ?",
                     (collection.name,),
                 )
-                if pid in wanted and content_digest(*content) == digest_of(wanted[pid])
+                if pid in digests and content_digest(*content) == digests[pid]
             }
             return ids, str(row[0])
 
