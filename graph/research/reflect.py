@@ -117,14 +117,19 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
     singer that performed"), and by coming early in the passage; a passage's own subject is not a
     lead. A question that names nothing has none: a chain starts at something the question names,
     and the names the passages of "how many vacation days do we get" mention (the company, the HR
-    system) are their setting.
+    system) are their setting. Nor has a question that asks about the names it gives themselves,
+    every word of it but its names shaping the ask ("what is Kubernetes", "tell me more about
+    Letitia James"): the passage about the name answers it, and the names that passage mentions
+    are what it says, not a further link of the question.
     """
     wanted = stems(question.text)
     named = question_entities(question.text, ())
     if not wanted or not named:
         return []
     given = set().union(*(stems(e) for e in named))
-    ask = (wanted - given) or wanted
+    ask = wanted - given
+    if not ask:
+        return []
     focus = focus_of(question.text, ranked)
     scored: dict[str, Lead] = {}
     seen_titles = [p for p in ranked[:COVERED_RANKS]]

@@ -194,6 +194,25 @@ def test_a_question_that_names_nothing_has_no_bridge_to_follow() -> None:
     assert bridge_entities(named, [time_off], 3)
 
 
+def test_a_question_about_the_names_it_gives_has_no_bridge_to_follow() -> None:
+    """"What is Kubernetes?" is answered by the passage about Kubernetes; the names that passage
+    mentions (the platforms built on it) are what it says, not a next link of the question."""
+    kubernetes = _p(
+        "k1",
+        "Kubernetes",
+        "Kubernetes is an open source platform for managing containerized workloads. "
+        "The Harbor Ledger Platform provisions its components into your Kubernetes cluster.",
+        9.0,
+    )
+    for text in ("What is Kubernetes?", "could you please explain what Kubernetes is"):
+        question = Question(text=text, allowed=("c",))
+        assert bridge_entities(question, [kubernetes], 3) == []
+        assert heuristic_leads(question, "factual", (), [kubernetes], 3) == []
+    # Asked for something beyond the name, the same evidence leads on.
+    asked = Question(text="Which company maintains the platform that runs on Kubernetes?", allowed=("c",))
+    assert [lead.entity for lead in bridge_entities(asked, [kubernetes], 3)] == ["Harbor Ledger Platform"]
+
+
 def test_a_name_the_question_gives_that_a_best_passage_mentions_is_not_missing() -> None:
     passages = [
         _p("r1", "API rate limits", "The Beacon API limits each account to 50 requests per second.", 9.0),
