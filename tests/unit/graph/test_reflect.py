@@ -195,7 +195,7 @@ def test_a_question_that_names_nothing_has_no_bridge_to_follow() -> None:
 
 
 def test_a_question_about_the_names_it_gives_has_no_bridge_to_follow() -> None:
-    """"What is Kubernetes?" is answered by the passage about Kubernetes; the names that passage
+    """ "What is Kubernetes?" is answered by the passage about Kubernetes; the names that passage
     mentions (the platforms built on it) are what it says, not a next link of the question."""
     kubernetes = _p(
         "k1",
