@@ -11,7 +11,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from graph.answer.extractive import jaccard
-from graph.answer.meaning import RELATED, Closeness, quotable_sentences
+from graph.answer.meaning import ANSWERS, RELATED, Closeness, quotable_sentences
 from graph.answer.relevance import (
     MAX_MISSING_SHARE,
     Coverage,
@@ -51,7 +51,8 @@ logger = logging.getLogger(__name__)
 
 DUPLICATE = 0.7
 RELEVANCE_FLOOR = 0.35
-# The closest sentence is offered under a "not found" only when it carries this much of the ask.
+# The closest sentence is offered under a "not found" only when it carries this much of the ask,
+# or, read by meaning, when it is related to the question (``RELATED``) and names what it names.
 CLOSEST_COVERAGE = 0.3
 # Share of a compared side's words a sentence (or its title) must name to speak of that side.
 SIDE_SHARE = 0.6
@@ -341,10 +342,14 @@ def choose_claims(
         plan, findings, merged, from_passages=from_passages, aliases=aliases, closeness=closeness
     )
     if not ranked:  # no sentence carries the question's words; one may still mean what it asks
-        answering = _answering(focus, closeness, merged, limits) if closeness is not None else []
+        answering = (
+            _answering(focus, closeness, merged, limits.answer_sentences) if closeness is not None else []
+        )
         if answering and plan.kind != "comparative":
             return Selection(claims=answering, coverage=Coverage(found=True), closest=[])
-        return Selection(claims=[], coverage=Coverage(found=False), closest=[])
+        return Selection(
+            claims=[], coverage=Coverage(found=False), closest=_closest(focus, closeness, merged)
+        )
     floor = RELEVANCE_FLOOR * ranked[0][0]
     kept: list[tuple[Claim, str]] = []
     kept_passages: list[Passage] = []
@@ -440,7 +445,7 @@ def choose_claims(
             # documents'). Where every one is written, the words' verdict stands: it knows, for
             # one, that a bridge question's second hop is missing, while a first hop's sentence
             # is close in meaning to the whole question.
-            answering = _answering(focus, closeness, merged, limits)
+            answering = _answering(focus, closeness, merged, limits.answer_sentences)
             if answering:
                 return Selection(
                     claims=answering,
@@ -455,7 +460,7 @@ def choose_claims(
                 kept, kept_passages, closeness, merged, keep=hops | added | required
             )
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
-    closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else []
+    closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else _closest(focus, closeness, merged)
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
 
 
@@ -490,17 +495,34 @@ def _documents_that_belong(
     ]
 
 
+def _closest(
+    focus: QuestionFocus, closeness: Closeness | None, merged: Sequence[Passage]
+) -> list[tuple[Claim, str]]:
+    """The sentence closest in meaning to the question, offered under a "not found" when no
+    sentence carries enough of its words: one related to the question (``RELATED``) that names
+    what it names. People ask in their own words; the passage that answers in the documents'
+    words is then shown as what it is, the closest found, and the asker judges."""
+    if closeness is None:
+        return []
+    return _answering(focus, closeness, merged, 1, bar=RELATED)
+
+
 def _answering(
-    focus: QuestionFocus, closeness: Closeness, merged: Sequence[Passage], limits: ResearchLimits
+    focus: QuestionFocus,
+    closeness: Closeness,
+    merged: Sequence[Passage],
+    most: int,
+    *,
+    bar: float = ANSWERS,
 ) -> list[tuple[Claim, str]]:
     """The sentences that answer by meaning, closest first, without near-duplicates: each close
-    enough to the question, and about what it names (the sentence or its passage's title names
-    each of the question's entities; a sentence about another film, product or person means
-    much the same, and answers nothing)."""
+    enough to the question (``bar``), and about what it names (the sentence or its passage's
+    title names each of the question's entities; a sentence about another film, product or
+    person means much the same, and answers nothing). At most ``most`` of them."""
     by_id = {p.id: p for p in merged}
     kept: list[tuple[Claim, str]] = []
     kept_stems: list[set[str]] = []
-    for passage_id, sentence, _ in closeness.answering():
+    for passage_id, sentence, _ in closeness.answering(bar):
         passage = by_id.get(passage_id)
         own = stems(sentence)
         if (
@@ -511,7 +533,7 @@ def _answering(
             continue
         kept.append((Claim(text=sentence, passage_ids=(passage.id,), coverage=0.0), passage.collection))
         kept_stems.append(own)
-        if len(kept) >= limits.answer_sentences:
+        if len(kept) >= most:
             break
     return kept
 

@@ -255,6 +255,32 @@ async def test_a_sentence_that_means_what_was_asked_answers_it_in_other_words() 
     assert not synthesize_extractive(plan, findings, ResearchLimits(), closeness=far).found
 
 
+async def test_a_not_found_offers_the_sentence_closest_in_meaning_when_it_is_related() -> None:
+    """Related to the question but not close enough to answer it: the reply says it found nothing
+    that answers, and shows that sentence, cited, as the closest found; the asker judges."""
+    question = "who do I wake up if the site dies at 3am"
+    plan, findings = _plan(question, "engineering"), [_finding("engineering", ON_CALL)]
+    related = await sentence_closeness(
+        question, [ON_CALL], SentenceVectors({"A page goes": (RELATED + ANSWERS) / 2})
+    )
+    answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=related)
+    assert not answer.found and not answer.sections
+    assert [s.text for s in answer.closest] == [
+        "A page goes to the primary first, who acknowledges it within 15 minutes at night."
+    ]
+    assert [c.passage.id for c in answer.citations] == ["oc"]
+    unrelated = await sentence_closeness(
+        question, [ON_CALL], SentenceVectors({"A page goes": RELATED - 0.05})
+    )
+    assert not synthesize_extractive(plan, findings, ResearchLimits(), closeness=unrelated).closest
+    # Nor is a sentence offered that does not name what the question names.
+    globex = "who do I wake up at Globex if the site dies"
+    named = await sentence_closeness(globex, [ON_CALL], SentenceVectors({"A page goes": ANSWERS - 0.05}))
+    assert not synthesize_extractive(
+        _plan(globex, "engineering"), findings, ResearchLimits(), closeness=named
+    ).closest
+
+
 async def test_evidence_whose_words_match_but_whose_sentences_mean_something_else_does_not_answer() -> None:
     question = "how do I connect my laptop to the VPN"
     plan, findings = _plan(question, "people"), [_finding("people", VPN)]
