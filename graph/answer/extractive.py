@@ -27,9 +27,22 @@ def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     return shared / (len(a) + len(b) - shared)  # the size of a | b, without building it
 
 
+# A word a line written as a heading capitalises: every word of four letters or more ("with",
+# "from" and shorter words may stay in lower case in a title).
+_LONG_WORD = re.compile(r"[^\W\d_][\w'’-]{3,}")
+
+
 def is_heading(sentence: str, title: str) -> bool:
-    """A heading line kept in a passage's text for search (the title shows it): not a claim."""
-    return sentence[-1:] not in ".!?;:)\"'”" and sentence in title
+    """A heading line kept in a passage's text for search (the title shows it), or a line written
+    as one, without end punctuation and with every longer word capitalised (a scraped page's
+    section headings and navigation links: "Places to Launch Your Boat", "Sportspark - Memberships
+    and Pricing"): not a claim."""
+    if sentence[-1:] in ".!?;:)\"'”":
+        return False
+    if sentence in title:
+        return True
+    long_words = _LONG_WORD.findall(sentence)
+    return len(long_words) >= 2 and all(w[0].isupper() for w in long_words)
 
 
 # An FAQ's question marked as one, whether or not it is worded as a question ("Q: I am not a

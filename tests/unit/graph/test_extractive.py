@@ -86,3 +86,22 @@ def test_a_question_in_the_text_is_never_a_claim() -> None:
     assert [c.text for c in draft_claims("parental leave citizen", [marked], limit=3)] == [
         "A: Every parent gets twenty weeks of leave."
     ]
+
+
+def test_a_line_written_as_a_heading_or_a_link_is_never_a_claim() -> None:
+    """Scraped pages keep their section headings and navigation links as lines of their own:
+    without end punctuation and with every longer word capitalised, they say nothing."""
+    page = _p(
+        "a",
+        "Boat Launch Permits and Fees\n\n"
+        "Places to Launch Your Boat\n\n"
+        "Boat launch permits cost 40 dollars a season at the marina office.\n\n"
+        "Residence in the county for at least one year",
+        title="Marina",
+    )
+    claims = draft_claims("where can I launch my boat, permits", [page], limit=4)
+    assert [c.text for c in claims] == ["Boat launch permits cost 40 dollars a season at the marina office."]
+    # A list item is no heading: its words are not all capitalised.
+    assert [c.text for c in draft_claims("residence county year", [page], limit=4)] == [
+        "Residence in the county for at least one year"
+    ]
