@@ -32,11 +32,17 @@ def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
 _LONG_WORD = re.compile(r"[^\W\d_][\w'’-]{3,}")
 
 
+# A Markdown link or image: "[text](address)", "![alt](address)".
+_MARKDOWN_LINK = re.compile(r"!?\[[^\]]*\]\([^)\s]*\)")
+
+
 def is_heading(sentence: str, title: str) -> bool:
     """A heading line kept in a passage's text for search (the title shows it), or a line written
     as one, without end punctuation and with every longer word capitalised (a scraped page's
     section headings and navigation links: "Places to Launch Your Boat", "Sportspark - Memberships
-    and Pricing"): not a claim."""
+    and Pricing"), or links and nothing else: not a claim."""
+    if "](" in sentence and not any(ch.isalpha() for ch in _MARKDOWN_LINK.sub("", sentence)):
+        return True
     if sentence[-1:] in ".!?;:)\"'”":
         return False
     if sentence in title:

@@ -101,6 +101,16 @@ def test_a_line_written_as_a_heading_or_a_link_is_never_a_claim() -> None:
     )
     claims = draft_claims("where can I launch my boat, permits", [page], limit=4)
     assert [c.text for c in claims] == ["Boat launch permits cost 40 dollars a season at the marina office."]
+    # Nor is a line of links and nothing else, whatever their words.
+    links = _p(
+        "b",
+        "[Boat launch permits](https://example.org/permits) [Marina fees](https://example.org/fees)\n\n"
+        "See [the permit office](https://example.org/office) for boat launch permits.",
+        title="Marina",
+    )
+    assert [c.text for c in draft_claims("boat launch permits", [links], limit=4)] == [
+        "See [the permit office](https://example.org/office) for boat launch permits."
+    ]
     # A list item is no heading: its words are not all capitalised.
     assert [c.text for c in draft_claims("residence county year", [page], limit=4)] == [
         "Residence in the county for at least one year"
