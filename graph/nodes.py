@@ -46,7 +46,7 @@ from graph.research.planning import (
     plan_message,
     plan_research,
 )
-from graph.research.question import classify_question
+from graph.research.question import DIRECT_KINDS, classify_question
 from graph.research.reflect import (
     REFLECT_PROMPT,
     Lead,
@@ -64,7 +64,6 @@ from retrieval.passages import Passage
 
 logger = logging.getLogger(__name__)
 
-DIRECT_KINDS = ("greeting", "thanks", "help")
 DRAFT_MARGIN = 0.25  # seconds of a branch's budget kept for its extractive claims after a draft
 ROUTES_PER_LEAD = 2
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from graph.llm.port import ChatModel, LLMError
 from graph.llm.prompts import FOLLOWUP_PROMPT
-from graph.research.question import comparison_sides, key_terms
+from graph.research.question import comparison_sides, is_direct, key_terms
 from retrieval.names import names_in
 from retrieval.text import STOPWORDS, terms
 
@@ -140,8 +140,13 @@ def subject_of(question: str) -> str:
 
 
 def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
-    """The lexical rewrite: a standalone question from ``text`` and the earlier turns."""
+    """The lexical rewrite: a standalone question from ``text`` and the earlier turns. A
+    thank-you, a greeting or a request for help stands alone, and no earlier one is a turn to
+    build on ("thanks" after an answer about parental leave is no question about it)."""
     text = " ".join(text.split())
+    if is_direct(text):
+        return Standalone(text=text, subject="", how="as_asked")
+    history = _conversation(history)
     if not history:
         return Standalone(text=text, subject=subject_of(text), how="as_asked")
     previous = history[-1]
@@ -193,6 +198,11 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
         # Asked as written, with what the conversation is about: never a merge of the two.
         return Standalone(text=f"{text.rstrip()} ({context})", subject=subject or own, how="heuristic")
     return Standalone(text=text, subject=own or subject, how="as_asked" if not ellipsis else "heuristic")
+
+
+def _conversation(history: Sequence[PriorTurn]) -> list[PriorTurn]:
+    """The earlier turns a follow-up may build on: those that asked something."""
+    return [turn for turn in history if not is_direct(turn.question)]
 
 
 def _stands_alone(subject: str, previous: PriorTurn) -> bool:
@@ -278,7 +288,8 @@ async def understand_followup(
     """The standalone question for ``text``: the model's rewrite when a model is configured and the
     text depends on earlier turns, validated; the lexical rewrite otherwise or as the fallback."""
     lexical = rewrite_followup(text, history)
-    if llm is None or not history or not is_followup(text):
+    history = _conversation(history)
+    if llm is None or not history or not is_followup(text) or is_direct(text):
         return lexical
     turns = "\n".join(
         f"<turn>\nQ: {_quote(turn.question)}\nA: {_quote(turn.answer[:600])}\n</turn>"

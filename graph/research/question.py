@@ -37,6 +37,16 @@ def extract_targets(text: str) -> tuple[str, tuple[str, ...]]:
     return remaining, tuple(dict.fromkeys(names))
 
 
+# Kinds answered without research: what they say is no question about the documents.
+DIRECT_KINDS: tuple[QuestionKind, ...] = ("greeting", "thanks", "help")
+
+
+def is_direct(text: str) -> bool:
+    """A greeting, a thank-you or a request for help: answered without research, and in a
+    conversation no turn a follow-up builds on."""
+    return classify_question(text) in DIRECT_KINDS
+
+
 def classify_question(text: str) -> QuestionKind:
     if not terms(text) or _HELP_RE.match(text):
         return "help"

@@ -149,6 +149,23 @@ def test_a_followup_that_names_too_little_carries_the_conversations_key_terms() 
     assert rewrite_followup("How do I reset my Okta password?", history).how == "as_asked"
 
 
+async def test_a_thank_you_is_no_follow_up_and_no_turn_to_build_on(
+    model: tuple[FakeLLM, OpenAIChatModel],
+) -> None:
+    """ "thanks" after an answer about parental leave stays a thank-you (answered without
+    research); the next follow-up builds on the question before it."""
+    fake, client = model
+    history = [PriorTurn("How long is parental leave?", "parental leave")]
+    for said in ("thanks", "Thank you!", "hi there"):
+        standalone = await understand_followup(said, history, llm=client)
+        assert standalone.text == said and standalone.how == "as_asked"
+    assert fake.requests == []
+    thanked = [*history, PriorTurn("thanks!")]
+    assert rewrite_followup("how many weeks can I take?", thanked).text == (
+        "how many weeks can I take? (parental leave)"
+    )
+
+
 def test_a_contracted_pronoun_becomes_the_subject_and_its_verb() -> None:
     assert _after("How long is parental leave?", "can I start once it's approved?") == (
         "can I start once parental leave is approved?"
