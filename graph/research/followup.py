@@ -288,8 +288,10 @@ async def understand_followup(
     """The standalone question for ``text``: the model's rewrite when a model is configured and the
     text depends on earlier turns, validated; the lexical rewrite otherwise or as the fallback."""
     lexical = rewrite_followup(text, history)
+    if lexical.how == "as_asked" and is_direct(text):
+        return lexical
     history = _conversation(history)
-    if llm is None or not history or not is_followup(text) or is_direct(text):
+    if llm is None or not history or not is_followup(text):
         return lexical
     turns = "\n".join(
         f"<turn>\nQ: {_quote(turn.question)}\nA: {_quote(turn.answer[:600])}\n</turn>"

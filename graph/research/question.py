@@ -42,9 +42,15 @@ DIRECT_KINDS: tuple[QuestionKind, ...] = ("greeting", "thanks", "help")
 
 
 def is_direct(text: str) -> bool:
-    """A greeting, a thank-you or a request for help: answered without research, and in a
-    conversation no turn a follow-up builds on."""
-    return classify_question(text) in DIRECT_KINDS
+    """A greeting, a thank-you or a request for help and nothing more ("thanks!", "thanks for
+    that", "hi there"): in a conversation, no follow-up to rewrite with the earlier turns and no
+    turn a later follow-up builds on. "thanks, is it paid" asks something more, and "why?" (no
+    content word, but a question) is a follow-up."""
+    for pattern in (_GREETING_RE, _THANKS_RE, _HELP_RE):
+        said = pattern.match(text)
+        if said:
+            return not terms(text[said.end(1) :])
+    return False
 
 
 def classify_question(text: str) -> QuestionKind:

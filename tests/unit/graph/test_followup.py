@@ -153,17 +153,33 @@ async def test_a_thank_you_is_no_follow_up_and_no_turn_to_build_on(
     model: tuple[FakeLLM, OpenAIChatModel],
 ) -> None:
     """ "thanks" after an answer about parental leave stays a thank-you (answered without
-    research); the next follow-up builds on the question before it."""
+    research); the next follow-up builds on the question before it, with or without a model."""
     fake, client = model
-    history = [PriorTurn("How long is parental leave?", "parental leave")]
-    for said in ("thanks", "Thank you!", "hi there"):
-        standalone = await understand_followup(said, history, llm=client)
+    for said in ("thanks", "Thank you!", "thanks for that", "hi there"):
+        standalone = await understand_followup(said, HISTORY, llm=client)
         assert standalone.text == said and standalone.how == "as_asked"
-    assert fake.requests == []
-    thanked = [*history, PriorTurn("thanks!")]
+    assert fake.requests == []  # "thanks for that" reads as depending on a turn: not asked
+    thanked = [*HISTORY, PriorTurn("thanks!")]
     assert rewrite_followup("how many weeks can I take?", thanked).text == (
         "how many weeks can I take? (parental leave)"
     )
+    standalone = await understand_followup("Can it be split up?", thanked, llm=client)
+    assert standalone.how == "model"
+    assert "thanks!" not in fake.requests[0]["messages"][1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("said", "rewritten"),
+    [
+        ("why?", "why? (parental leave)"),
+        ("and when?", "when? (parental leave)"),
+        ("thanks, is it paid", "thanks, is parental leave paid"),
+    ],
+)
+def test_a_question_with_a_thank_you_or_without_content_words_is_still_a_follow_up(
+    said: str, rewritten: str
+) -> None:
+    assert rewrite_followup(said, HISTORY).text == rewritten
 
 
 def test_a_contracted_pronoun_becomes_the_subject_and_its_verb() -> None:
