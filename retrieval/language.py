@@ -86,6 +86,11 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
 FUNCTION_WORDS = {lang: frozenset(map(fold, vocabulary)) for lang, vocabulary in FUNCTION_WORDS.items()}
 
 
+# Languages that capitalise every noun: a line with every longer word capitalised is no heading
+# there ("Urlaubsanspruch pro Jahr 30 Arbeitstage").
+NOUNS_CAPITALISED = frozenset({"de"})
+
+
 def detect_language(text: str) -> str:
     """ISO 639-1 code of the language whose function words the text uses most; English on a tie
     or when it uses none. (Cached: one question's text is read by several steps.)"""

@@ -92,11 +92,12 @@ class Closeness:
 
 def quotable_sentences(passage: Passage) -> list[str]:
     """The sentences of a passage an answer may quote: not a heading line, of a sentence's length."""
+    language = detect_language(passage.text)
     return [
         sentence
         for sentence, _, length in sentence_analysis(passage.text)[0]
         if MIN_WORDS <= length <= MAX_WORDS
-        and not is_heading(sentence, passage.title)
+        and not is_heading(sentence, passage.title, language)
         and not is_question(sentence)
     ]
 

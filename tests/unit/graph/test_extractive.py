@@ -115,3 +115,21 @@ def test_a_line_written_as_a_heading_or_a_link_is_never_a_claim() -> None:
     assert [c.text for c in draft_claims("residence county year", [page], limit=4)] == [
         "Residence in the county for at least one year"
     ]
+    # Nor is a key with its value, nor a table row, in Title Case or not.
+    values = _p(
+        "c", "Annual Leave Allowance: 25 Days\n\n| Annual Leave Carry Over | Five Days |", title="Leave"
+    )
+    assert [c.text for c in draft_claims("annual leave allowance carry over", [values], limit=4)] == [
+        "Annual Leave Allowance: 25 Days",
+        "| Annual Leave Carry Over | Five Days |",
+    ]
+    # German capitalises every noun: a line of capitalised words is no heading there.
+    german = _p(
+        "d",
+        "Der Urlaub wird vom Team geplant und ist bei der Personalabteilung zu beantragen.\n\n"
+        "Urlaubsanspruch Jahresurlaub Vollzeit Dreißig Arbeitstage",
+        title="Urlaub",
+    )
+    assert "Urlaubsanspruch Jahresurlaub Vollzeit Dreißig Arbeitstage" in [
+        c.text for c in draft_claims("Urlaubsanspruch Arbeitstage", [german], limit=4)
+    ]
