@@ -24,7 +24,7 @@ from graph.models import Finding, Question
 from retrieval.language import detect_language
 from retrieval.names import names_in
 from retrieval.passages import Passage
-from retrieval.text import split_sentences, stems, terms, unique
+from retrieval.text import STOPWORDS, split_sentences, stems, terms, unique, words
 
 TOP_PASSAGES = 3  # the passages a round's bridge entities are read from
 SENTENCES = 4  # per passage: the subject and what it is related to come first
@@ -120,7 +120,8 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
     system) are their setting. Nor has a question that asks about the names it gives themselves,
     every word of it but its names shaping the ask ("what is Kubernetes", "tell me more about
     Letitia James"): the passage about the name answers it, and the names that passage mentions
-    are what it says, not a further link of the question.
+    are what it says, not a further link of the question. A name with small words inside ("the
+    HQ of the CEO of Globex", read as one name) may hold the ask: its question keeps its bridges.
     """
     wanted = stems(question.text)
     named = question_entities(question.text, ())
@@ -128,8 +129,9 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
         return []
     given = set().union(*(stems(e) for e in named))
     ask = wanted - given
-    if not ask:
+    if not ask and not any(STOPWORDS.intersection(words(e)) for e in named):
         return []
+    ask = ask or wanted  # "the HQ of the CEO of Globex" read as one name: the ask is inside it
     focus = focus_of(question.text, ranked)
     scored: dict[str, Lead] = {}
     seen_titles = [p for p in ranked[:COVERED_RANKS]]

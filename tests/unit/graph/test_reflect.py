@@ -211,6 +211,9 @@ def test_a_question_about_the_names_it_gives_has_no_bridge_to_follow() -> None:
     # Asked for something beyond the name, the same evidence leads on.
     asked = Question(text="Which company maintains the platform that runs on Kubernetes?", allowed=("c",))
     assert [lead.entity for lead in bridge_entities(asked, [kubernetes], 3)] == ["Harbor Ledger Platform"]
+    # So does a question whose one name holds the ask ("the Owner of the Kubernetes Cluster").
+    held = Question(text="Who is the Owner of the Kubernetes Cluster?", allowed=("c",))
+    assert [lead.entity for lead in bridge_entities(held, [kubernetes], 3)] == ["Harbor Ledger Platform"]
 
 
 def test_a_name_the_question_gives_that_a_best_passage_mentions_is_not_missing() -> None:
