@@ -83,9 +83,9 @@ class Closeness:
         closest = self.closest_by(passages, lambda p: p.collection)
         return {name for name, cosine in closest.items() if cosine < RELATED}
 
-    def answering(self, bar: float = ANSWERS) -> list[tuple[str, str, float]]:
-        """The sentences close enough to answer by themselves (at least ``bar``), closest first
-        (ties in reading order)."""
+    def at_least(self, bar: float) -> list[tuple[str, str, float]]:
+        """The sentences at least ``bar`` close to the question (``ANSWERS``: close enough to
+        answer by themselves; ``RELATED``: related to it), closest first (ties in reading order)."""
         close = [(pid, s, c) for (pid, s), c in self.cosines.items() if c >= bar]
         return sorted(close, key=lambda item: -item[2])
 

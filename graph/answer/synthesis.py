@@ -522,7 +522,7 @@ def _answering(
     by_id = {p.id: p for p in merged}
     kept: list[tuple[Claim, str]] = []
     kept_stems: list[set[str]] = []
-    for passage_id, sentence, _ in closeness.answering(bar):
+    for passage_id, sentence, _ in closeness.at_least(bar):
         passage = by_id.get(passage_id)
         own = stems(sentence)
         if (
