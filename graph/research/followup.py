@@ -88,6 +88,7 @@ _EXPLETIVE_RE = re.compile(
     re.IGNORECASE,
 )
 _ONES_RE = re.compile(r"\bones\b", re.IGNORECASE)
+_DEFINITION_RE = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:the|a|an)\s", re.IGNORECASE)
 _DEMONSTRATIVE_VERB_RE = re.compile(rf"^\s*(?:{_AUX}|mean|means|cover|covers|apply|applies)\b", re.I)
 _LEAD_RE = re.compile(
     rf"^\s*(?:(?:{_QUESTION_WORDS})(?:['’]s)?\s+)?(?:{_AMOUNT}\s+)?"
@@ -196,7 +197,12 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
     context = _context_terms(text, history)
     if context:
         # Asked as written, with what the conversation is about: never a merge of the two.
-        return Standalone(text=f"{text.rstrip()} ({context})", subject=subject or own, how="heuristic")
+        # The thread's subject stays, unless the follow-up asks what a thing of its own is ("what
+        # is an account?"): the next "how can I create one?" is about that thing.
+        named_own = bool(own) and _DEFINITION_RE.match(text) is not None and _NOUN_PHRASE_RE.match(own)
+        return Standalone(
+            text=f"{text.rstrip()} ({context})", subject=own if named_own else subject or own, how="heuristic"
+        )
     return Standalone(text=text, subject=own or subject, how="as_asked" if not ellipsis else "heuristic")
 
 

@@ -182,6 +182,19 @@ def test_a_question_with_a_thank_you_or_without_content_words_is_still_a_follow_
     assert rewrite_followup(said, HISTORY).text == rewritten
 
 
+def test_a_follow_up_asking_what_a_thing_is_makes_it_the_subject() -> None:
+    """ "What is an account?" names too little to stand alone, so it is searched with the
+    thread's terms; but the thing it asks about is what "one" in the next turn stands for."""
+    history = [PriorTurn("Are the Lite plans available in IBM Cloud", "IBM Cloud")]
+    asked = rewrite_followup("What is an account?", history)
+    assert asked.text == "What is an account? (ibm cloud)" and asked.subject == "account"
+    history.append(PriorTurn(asked.text, asked.subject))
+    assert rewrite_followup("How can I create one?", history).text == "How can I create one? (account)"
+    # A question about an amount keeps the thread's subject.
+    leave = [PriorTurn("we are expecting a baby, so I am planning my parental leave", "parental leave")]
+    assert rewrite_followup("how many weeks can I take?", leave).subject == "parental leave"
+
+
 def test_a_contracted_pronoun_becomes_the_subject_and_its_verb() -> None:
     assert _after("How long is parental leave?", "can I start once it's approved?") == (
         "can I start once parental leave is approved?"
