@@ -88,7 +88,9 @@ _EXPLETIVE_RE = re.compile(
     re.IGNORECASE,
 )
 _ONES_RE = re.compile(r"\bones\b", re.IGNORECASE)
-_DEFINITION_RE = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:the|a|an)\s", re.IGNORECASE)
+# "What is an account?" asks what a thing is; "what is the deadline?" asks an attribute of the
+# conversation's subject.
+_DEFINITION_RE = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:a|an)\s", re.IGNORECASE)
 _DEMONSTRATIVE_VERB_RE = re.compile(rf"^\s*(?:{_AUX}|mean|means|cover|covers|apply|applies)\b", re.I)
 _LEAD_RE = re.compile(
     rf"^\s*(?:(?:{_QUESTION_WORDS})(?:['’]s)?\s+)?(?:{_AMOUNT}\s+)?"
@@ -145,7 +147,7 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
     thank-you, a greeting or a request for help stands alone, and no earlier one is a turn to
     build on ("thanks" after an answer about parental leave is no question about it)."""
     text = " ".join(text.split())
-    if is_direct(text):
+    if not text or is_direct(text):
         return Standalone(text=text, subject="", how="as_asked")
     history = _conversation(history)
     if not history:
@@ -199,7 +201,9 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
         # Asked as written, with what the conversation is about: never a merge of the two.
         # The thread's subject stays, unless the follow-up asks what a thing of its own is ("what
         # is an account?"): the next "how can I create one?" is about that thing.
-        named_own = bool(own) and _DEFINITION_RE.match(text) is not None and _NOUN_PHRASE_RE.match(own)
+        named_own = (
+            bool(own) and _DEFINITION_RE.match(text) is not None and _NOUN_PHRASE_RE.match(own) is not None
+        )
         return Standalone(
             text=f"{text.rstrip()} ({context})", subject=own if named_own else subject or own, how="heuristic"
         )
@@ -294,7 +298,7 @@ async def understand_followup(
     """The standalone question for ``text``: the model's rewrite when a model is configured and the
     text depends on earlier turns, validated; the lexical rewrite otherwise or as the fallback."""
     lexical = rewrite_followup(text, history)
-    if lexical.how == "as_asked" and is_direct(text):
+    if is_direct(text):
         return lexical
     history = _conversation(history)
     if llm is None or not history or not is_followup(text):

@@ -14,7 +14,15 @@ _GREETING_RE = re.compile(
     re.IGNORECASE,
 )
 _THANKS_RE = re.compile(
-    r"^\s*(thanks|thank you|thx|ty|cheers|great,? thanks)\b[\s\w!.,]{0,20}$", re.IGNORECASE
+    r"^\s*((?:(?:ok|okay|many|great|perfect|cool|awesome|super)[\s,!.]+)?(?:thanks|thank you|thx|ty|cheers))"
+    r"\b[\s\w!.,]{0,20}$",
+    re.IGNORECASE,
+)
+# What follows a thank-you when it asks something more ("thanks, is it paid").
+_ASKS_RE = re.compile(
+    r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|how|what|when|where|why|"
+    r"who|which)\b",
+    re.IGNORECASE,
 )
 _HELP_RE = re.compile(r"^\s*(help|\?|what can you do\??|how do i use (you|this)\??|usage)\s*$", re.IGNORECASE)
 _COMPARE_RE = re.compile(
@@ -42,15 +50,18 @@ DIRECT_KINDS: tuple[QuestionKind, ...] = ("greeting", "thanks", "help")
 
 
 def is_direct(text: str) -> bool:
-    """A greeting, a thank-you or a request for help and nothing more ("thanks!", "thanks for
-    that", "hi there"): in a conversation, no follow-up to rewrite with the earlier turns and no
-    turn a later follow-up builds on. "thanks, is it paid" asks something more, and "why?" (no
-    content word, but a question) is a follow-up."""
-    for pattern in (_GREETING_RE, _THANKS_RE, _HELP_RE):
-        said = pattern.match(text)
-        if said:
-            return not terms(text[said.end(1) :])
-    return False
+    """A greeting, a thank-you or a request for help and nothing more ("thanks!", "thanks a lot
+    for your help", "hi team"): in a conversation, no follow-up to rewrite with the earlier turns
+    and no turn a later follow-up builds on. "thanks, is it paid" asks something more, and "why?"
+    (no content word, but a question) is a follow-up."""
+    text = " ".join(text.split())
+    if _GREETING_RE.match(text) or _HELP_RE.match(text):
+        return True  # their patterns allow nothing after them but a word of address
+    thanks = _THANKS_RE.match(text)
+    if thanks is None:
+        return False
+    rest = text[thanks.end(1) :].strip(" ,.!")
+    return "?" not in rest and _ASKS_RE.match(rest) is None
 
 
 def classify_question(text: str) -> QuestionKind:

@@ -155,7 +155,17 @@ async def test_a_thank_you_is_no_follow_up_and_no_turn_to_build_on(
     """ "thanks" after an answer about parental leave stays a thank-you (answered without
     research); the next follow-up builds on the question before it, with or without a model."""
     fake, client = model
-    for said in ("thanks", "Thank you!", "thanks for that", "hi there"):
+    for said in (
+        "thanks",
+        "Thank you!",
+        "thanks for that",
+        "Thanks a lot",
+        "thanks for your help",
+        "ok thanks",
+        "perfect, thanks!",
+        "hi there",
+        "hi team",
+    ):
         standalone = await understand_followup(said, HISTORY, llm=client)
         assert standalone.text == said and standalone.how == "as_asked"
     assert fake.requests == []  # "thanks for that" reads as depending on a turn: not asked
@@ -190,7 +200,9 @@ def test_a_follow_up_asking_what_a_thing_is_makes_it_the_subject() -> None:
     assert asked.text == "What is an account? (ibm cloud)" and asked.subject == "account"
     history.append(PriorTurn(asked.text, asked.subject))
     assert rewrite_followup("How can I create one?", history).text == "How can I create one? (account)"
-    # A question about an amount keeps the thread's subject.
+    # A question about an attribute ("the deadline") or an amount keeps the thread's subject.
+    deadline = rewrite_followup("What is the deadline?", history)
+    assert deadline.text == "What is the deadline? (account)" and deadline.subject == "account"
     leave = [PriorTurn("we are expecting a baby, so I am planning my parental leave", "parental leave")]
     assert rewrite_followup("how many weeks can I take?", leave).subject == "parental leave"
 
