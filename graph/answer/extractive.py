@@ -37,23 +37,36 @@ _LONG_WORD = re.compile(r"[^\W\d_][\w'’-]{3,}")
 _MARKDOWN_LINK = re.compile(r"!?\[[^\]]*\]\([^)\s]*\)")
 
 
+# A key with a number for its value ("Annual Leave Allowance: 25 Days"), and a table row.
+_VALUE = re.compile(r":\s.*\d|^\|.*\|$")
+
+
 def is_heading(sentence: str, title: str, language: str = DEFAULT_LANGUAGE) -> bool:
     """A heading line kept in a passage's text for search (the title shows it), a line of links and
     nothing else, or a line written as a heading: without end punctuation, with two or more words
-    of four letters or more, every one capitalised, and neither a key with its value nor a table
-    row ("Annual Leave Allowance: 25 Days" is a claim); not in a language that capitalises every
-    noun (``language``, the passage's). Those are a scraped page's section headings and navigation
-    links ("Places to Launch Your Boat", "Sportspark - Memberships and Pricing"). Not a claim."""
+    of four letters or more, every one capitalised, and neither a key with a number for its value
+    nor a table row ("Annual Leave Allowance: 25 Days" is a claim); not in a language that
+    capitalises every noun (``language``). Those are a scraped page's section headings and
+    navigation links ("Places to Launch Your Boat", "Kolb House | Dublin, CA - Official Website").
+    Not a claim."""
     if "](" in sentence and not any(ch.isalpha() for ch in _MARKDOWN_LINK.sub("", sentence)):
         return True
     if sentence[-1:] in ".!?;:)\"'”":
         return False
     if sentence in title:
         return True
-    if ": " in sentence or "|" in sentence or language in NOUNS_CAPITALISED:
+    if language in NOUNS_CAPITALISED or _VALUE.search(sentence):
         return False
     long_words = _LONG_WORD.findall(sentence)
     return len(long_words) >= 2 and all(w[0].isupper() for w in long_words)
+
+
+def is_heading_in(sentence: str, passage: Passage) -> bool:
+    """``is_heading`` in the passage's language, detected only for a line that reads as a heading
+    in English (most lines do not, and detecting costs a pass over the passage)."""
+    return is_heading(sentence, passage.title) and is_heading(
+        sentence, passage.title, detect_language(passage.text)
+    )
 
 
 # An FAQ's question marked as one, whether or not it is worded as a question ("Q: I am not a
@@ -103,14 +116,13 @@ def draft_claims(query: str, passages: Sequence[Passage], *, limit: int) -> list
     for rank, (passage, sentences, _, title) in enumerate(analysed):
         title_stems = title & weights.keys()
         prior = 0.5 * (passage.score / top_score) + 0.5 / (1 + rank)
-        language = detect_language(passage.text)
         for sentence, sentence_stems, length in sentences:
             if not MIN_WORDS <= length <= MAX_WORDS:
                 continue
             hits: AbstractSet[str] = query_stems.intersection(sentence_stems)
             if not hits:
                 continue
-            if is_heading(sentence, passage.title, language) or is_question(sentence):
+            if is_heading_in(sentence, passage) or is_question(sentence):
                 continue
             gain = math.fsum(map(weight, hits))
             # Most titles carry no query stem: their half-weighted sum (0.0) is not added.

@@ -26,7 +26,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from graph.answer.extractive import MAX_WORDS, MIN_WORDS, is_heading, is_question
+from graph.answer.extractive import MAX_WORDS, MIN_WORDS, is_heading_in, is_question
 from graph.research.question import key_terms
 from retrieval.backends import SearchBackend
 from retrieval.embeddings import Vectors
@@ -92,12 +92,11 @@ class Closeness:
 
 def quotable_sentences(passage: Passage) -> list[str]:
     """The sentences of a passage an answer may quote: not a heading line, of a sentence's length."""
-    language = detect_language(passage.text)
     return [
         sentence
         for sentence, _, length in sentence_analysis(passage.text)[0]
         if MIN_WORDS <= length <= MAX_WORDS
-        and not is_heading(sentence, passage.title, language)
+        and not is_heading_in(sentence, passage)
         and not is_question(sentence)
     ]
 

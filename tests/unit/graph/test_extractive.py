@@ -115,7 +115,14 @@ def test_a_line_written_as_a_heading_or_a_link_is_never_a_claim() -> None:
     assert [c.text for c in draft_claims("residence county year", [page], limit=4)] == [
         "Residence in the county for at least one year"
     ]
-    # Nor is a key with its value, nor a table row, in Title Case or not.
+    # A page's title line with its site's name is one too.
+    titled = _p(
+        "t", "Kolb House | Dublin, CA - Official Website\n\nKolb House tours run on Sundays.", title="Kolb"
+    )
+    assert [c.text for c in draft_claims("kolb house dublin", [titled], limit=4)] == [
+        "Kolb House tours run on Sundays."
+    ]
+    # Nor is a key with a number for its value, nor a table row, in Title Case or not.
     values = _p(
         "c", "Annual Leave Allowance: 25 Days\n\n| Annual Leave Carry Over | Five Days |", title="Leave"
     )

@@ -14,6 +14,7 @@ from graph.answer.meaning import (
     RELATED,
     SAME_MEANING,
     Closeness,
+    quotable_sentences,
     read_also,
     sentence_closeness,
     term_aliases,
@@ -208,6 +209,24 @@ async def test_an_faq_answer_is_read_with_the_question_it_answers_and_the_questi
         _plan("why can't I update my credit card", "product"), [_finding("product", faq)], ResearchLimits()
     )
     assert all(not s.text.endswith("?") for section in answer.sections for s in section.sentences)
+
+
+def test_a_line_written_as_a_heading_is_not_read_unless_the_language_capitalises_nouns() -> None:
+    english = _passage(
+        "en",
+        "people",
+        "Boats",
+        "Places to Launch Your Boat\n\nBoats launch from the north pier every morning.",
+    )
+    assert quotable_sentences(english) == ["Boats launch from the north pier every morning."]
+    german = _passage(
+        "de",
+        "people",
+        "Urlaub",
+        "Der Urlaub wird vom Team geplant und ist bei der Personalabteilung zu beantragen.\n\n"
+        "Urlaubsanspruch Jahresurlaub Vollzeit Dreißig Arbeitstage",
+    )
+    assert "Urlaubsanspruch Jahresurlaub Vollzeit Dreißig Arbeitstage" in quotable_sentences(german)
 
 
 async def test_more_sentences_are_read_against_the_same_question_vector() -> None:
