@@ -24,7 +24,7 @@ from graph.models import Finding, Question
 from retrieval.language import detect_language
 from retrieval.names import names_in
 from retrieval.passages import Passage
-from retrieval.text import STOPWORDS, split_sentences, stems, terms, unique, words
+from retrieval.text import split_sentences, stems, terms, unique, words
 
 TOP_PASSAGES = 3  # the passages a round's bridge entities are read from
 SENTENCES = 4  # per passage: the subject and what it is related to come first
@@ -35,6 +35,7 @@ BACKGROUND_DOCUMENTS = 2  # ... and in at least this many distinct documents
 AROUND_WORDS = 5  # a name's context: the words right before and after it in its sentence
 NEAR_WEIGHT = 1.0  # how much the question's remaining ask in a name's context counts
 ANSWERED_COVERAGE = 0.9  # a sentence carrying this share of the ask (and an answer) needs no bridge
+_ARTICLES = frozenset({"the", "a", "an"})  # inside a name, they join a role to what it belongs to
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,9 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
     system) are their setting. Nor has a question that asks about the names it gives themselves,
     every word of it but its names shaping the ask ("what is Kubernetes", "tell me more about
     Letitia James"): the passage about the name answers it, and the names that passage mentions
-    are what it says, not a further link of the question. A name with small words inside ("the
-    HQ of the CEO of Globex", read as one name) may hold the ask: its question keeps its bridges.
+    are what it says, not a further link of the question. A name with an article inside ("the
+    HQ of the CEO of Globex", read as one name) may hold the ask: its question keeps its bridges
+    ("the Department of Veterans Affairs" is one name).
     """
     wanted = stems(question.text)
     named = question_entities(question.text, ())
@@ -129,7 +131,7 @@ def bridge_entities(question: Question, ranked: Sequence[Passage], limit: int) -
         return []
     given = set().union(*(stems(e) for e in named))
     ask = wanted - given
-    if not ask and not any(STOPWORDS.intersection(words(e)) for e in named):
+    if not ask and not any(_ARTICLES.intersection(words(e)[1:]) for e in named):
         return []
     ask = ask or wanted  # "the HQ of the CEO of Globex" read as one name: the ask is inside it
     focus = focus_of(question.text, ranked)

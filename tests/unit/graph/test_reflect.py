@@ -211,7 +211,13 @@ def test_a_question_about_the_names_it_gives_has_no_bridge_to_follow() -> None:
     # Asked for something beyond the name, the same evidence leads on.
     asked = Question(text="Which company maintains the platform that runs on Kubernetes?", allowed=("c",))
     assert [lead.entity for lead in bridge_entities(asked, [kubernetes], 3)] == ["Harbor Ledger Platform"]
-    # So does a question whose one name holds the ask ("the Owner of the Kubernetes Cluster").
+    # A name with small words is still a name ("the Department of Veterans Affairs")...
+    department = Question(text="What is the Department of Veterans Affairs?", allowed=("c",))
+    affairs = _p(
+        "v1", "Veterans Affairs", "The Department of Veterans Affairs runs the Harbor Ledger Platform."
+    )
+    assert bridge_entities(department, [affairs], 3) == []
+    # ...but a question whose one name holds the ask ("the Owner of the Kubernetes Cluster") leads on.
     held = Question(text="Who is the Owner of the Kubernetes Cluster?", allowed=("c",))
     assert [lead.entity for lead in bridge_entities(held, [kubernetes], 3)] == ["Harbor Ledger Platform"]
 
