@@ -200,6 +200,9 @@ def test_a_follow_up_asking_what_a_thing_is_makes_it_the_subject() -> None:
     assert asked.text == "What is an account? (ibm cloud)" and asked.subject == "account"
     history.append(PriorTurn(asked.text, asked.subject))
     assert rewrite_followup("How can I create one?", history).text == "How can I create one? (account)"
+    # A thing whose name could not stand for "it" ("can" reads as a verb) leaves the subject as it was.
+    opener = rewrite_followup("What is a can opener?", history[:1])
+    assert opener.subject == "IBM Cloud"
     # A question about an attribute ("the deadline") or an amount keeps the thread's subject.
     deadline = rewrite_followup("What is the deadline?", history)
     assert deadline.text == "What is the deadline? (account)" and deadline.subject == "account"
