@@ -149,7 +149,12 @@ def rewrite_followup(text: str, history: Sequence[PriorTurn]) -> Standalone:
     text = " ".join(text.split())
     if not text or is_direct(text):
         return Standalone(text=text, subject="", how="as_asked")
-    history = _conversation(history)
+    return _rewrite(text, _conversation(history))
+
+
+def _rewrite(text: str, history: Sequence[PriorTurn]) -> Standalone:
+    """``rewrite_followup`` for a text with its spaces collapsed that asks something, after the
+    turns that asked something (``_conversation``)."""
     if not history:
         return Standalone(text=text, subject=subject_of(text), how="as_asked")
     previous = history[-1]
@@ -297,10 +302,11 @@ async def understand_followup(
 ) -> Standalone:
     """The standalone question for ``text``: the model's rewrite when a model is configured and the
     text depends on earlier turns, validated; the lexical rewrite otherwise or as the fallback."""
-    lexical = rewrite_followup(text, history)
-    if is_direct(text):
-        return lexical
-    history = _conversation(history)
+    said = " ".join(text.split())
+    if not said or is_direct(said):
+        return Standalone(text=said, subject="", how="as_asked")
+    history = _conversation(history)  # filtered once, for the rewrite and the model's prompt
+    lexical = _rewrite(said, history)
     if llm is None or not history or not is_followup(text):
         return lexical
     turns = "\n".join(
