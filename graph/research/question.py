@@ -14,7 +14,8 @@ _GREETING_RE = re.compile(
     re.IGNORECASE,
 )
 _THANKS_RE = re.compile(
-    r"^\s*((?:(?:ok|okay|many|great|perfect|cool|awesome|super)[\s,!.]+)?(?:thanks|thank you|thx|ty|cheers))"
+    r"^\s*((?:(?:yes|no|ok|okay|many|great|perfect|cool|awesome|super)[\s,!.]+)?"
+    r"(?:thanks|thank you|thx|ty|cheers))"
     r"\b[\s\w!.,]{0,20}$",
     re.IGNORECASE,
 )
@@ -24,7 +25,11 @@ _ASKS_RE = re.compile(
     r"who|which)\b",
     re.IGNORECASE,
 )
-_HELP_RE = re.compile(r"^\s*(help|\?|what can you do\??|how do i use (you|this)\??|usage)\s*$", re.IGNORECASE)
+_HELP_RE = re.compile(
+    r"^\s*(help|\?|what can you do\??|how do i use (you|this)\??|usage|"
+    r"(can|could) you (please )?help( me)?( please)?[?.!]*)\s*$",
+    re.IGNORECASE,
+)
 _COMPARE_RE = re.compile(
     r"\b(differ|differs|difference|differences|compare|compared|comparison|versus|vs\.?|contrast|"
     r"both|same as|similar|unlike|whereas)\b|\bwhich (one|is|was|has|had|came|were|are|did)\b.*\bor\b",
@@ -37,12 +42,38 @@ _EXPLORE_RE = re.compile(
 
 
 def extract_targets(text: str) -> tuple[str, tuple[str, ...]]:
-    """Remove every ``in:a,b`` from the text; return the rest and the named collections."""
+    """Remove every ``in:a,b`` from the text; return the rest, without a courtesy before what it
+    asks (``without_courtesy``), and the named collections."""
     names: list[str] = []
     for match in _IN_RE.finditer(text):
         names.extend(n.strip().lower() for n in match.group(1).split(",") if n.strip())
     remaining = " ".join(_IN_RE.sub(" ", text).split())
-    return remaining, tuple(dict.fromkeys(names))
+    return without_courtesy(remaining), tuple(dict.fromkeys(names))
+
+
+# A greeting or thank-you that opens a message and ends at a punctuation mark ("thanks, …", "hi
+# team! …", "Thanks for the information. …"), after an interjection or two ("ok, great, thanks!").
+_COURTESY_RE = re.compile(
+    r"^\s*(?:(?:yes|no|ok|okay|great|cool|perfect|awesome|super|many)[\s,!.]+)*"
+    r"(?:thanks|thank you|thx|ty|cheers|hi|hello|hey|hiya|good (?:morning|afternoon|evening))"
+    r"(?:\s+(?:so much|a lot|very much))?(?:\s+for\b[^,;:!?.]{0,40})?"
+    r"(?:\s+(?:there|confer|all|team|everyone|folks))?\s*[,;:!.\u2013\u2014-]+\s*",
+    re.IGNORECASE,
+)
+
+
+def without_courtesy(text: str) -> str:
+    """The text without the greeting or thank-you it opens with, when something follows that
+    says more ("thanks, how many vacation days do we get?" asks about vacation days, not about
+    thanks: a word of courtesy is no key term to search or judge by). A greeting or thank-you
+    alone ("Thank you! I will do that.") is left whole: it is answered as what it is."""
+    if is_direct(text):
+        return text
+    match = _COURTESY_RE.match(text)
+    if match is None:
+        return text
+    rest = text[match.end() :]
+    return rest if terms(rest) else text
 
 
 # Kinds answered without research: what they say is no question about the documents.

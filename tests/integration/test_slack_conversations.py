@@ -75,6 +75,15 @@ async def test_a_thank_you_in_the_thread_is_welcomed_and_the_next_reply_builds_o
     assert "three blocks" in _answer_text(harness.fake.answers()[2])
 
 
+async def test_a_question_after_a_thank_you_is_answered_not_welcomed(harness: Harness) -> None:
+    await harness.slack.mention("thanks, how long is parental leave? in:people", ts="1700000006.000100")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    answer = harness.fake.answers()[0]
+    text = _answer_text(answer)
+    assert "20 weeks" in text and "found nothing" not in text and "welcome" not in text.lower()
+    assert "parental-leave" in _sources(answer)
+
+
 async def test_reply_in_a_thread_confer_never_answered_gets_nothing(harness: Harness) -> None:
     await harness.slack.message(
         "And can it be taken in blocks?", ts="1700000002.000300", thread_ts="1700000002.000100"
