@@ -51,14 +51,21 @@ def extract_targets(text: str) -> tuple[str, tuple[str, ...]]:
     return without_courtesy(remaining), tuple(dict.fromkeys(names))
 
 
-# A greeting or thank-you that opens a message and ends at a punctuation mark ("thanks, …", "hi
-# team! …", "Thanks for the information. …"), after an interjection or two ("ok, great, thanks!").
+# A greeting, thank-you, apology or aside that opens a message and ends at a punctuation mark
+# ("thanks, …", "hi team! …", "Thanks for the information. …", "I am sorry. …", "By the way, …"),
+# after an interjection or two ("ok, great, thanks!"); or an aside that runs straight into what it
+# asks ("I meant can I …", "so are you saying …").
+_INTERJECTION = r"(?:yes|no|ok|okay|great|cool|perfect|awesome|super|many|oh|ah|hmm|well|so|also)"
 _COURTESY_RE = re.compile(
-    r"^\s*(?:(?:yes|no|ok|okay|great|cool|perfect|awesome|super|many)[\s,!.]+)*"
-    r"(?:thanks|thank you|thx|ty|cheers|hi|hello|hey|hiya|good (?:morning|afternoon|evening))"
+    rf"^\s*(?:{_INTERJECTION}[\s,!.]+)*"
+    r"(?:thanks|thank you|thx|ty|cheers|hi|hello|hey|hiya|good (?:morning|afternoon|evening)|"
+    r"(?:i am |i'm |im )?sorry|by the (?:way|away)|btw|i see|got it|understood|i mean|i meant|anyway)"
     r"(?:\s+(?:so much|a lot|very much))?(?:\s+for\b[^,;:!?.]{0,40})?"
     r"(?:\s+(?:there|confer|all|team|everyone|folks))?\s*[,;:!.\u2013\u2014-]+\s*",
     re.IGNORECASE,
+)
+_ASIDE_RE = re.compile(
+    rf"^\s*(?:{_INTERJECTION}|by the way|btw|i see|i mean|i meant|anyway)[\s,]+", re.IGNORECASE
 )
 
 
@@ -71,7 +78,9 @@ def without_courtesy(text: str) -> str:
         return text
     match = _COURTESY_RE.match(text)
     if match is None:
-        return text
+        match = _ASIDE_RE.match(text)
+        if match is None or _ASKS_RE.match(text[match.end() :]) is None:
+            return text
     rest = text[match.end() :]
     return rest if terms(rest) else text
 
@@ -189,6 +198,8 @@ _ASK_WORDS = frozenset(
     overview summary doc docs documentation handbook
     older younger larger smaller bigger longer shorter higher lower earlier stricter faster slower
     more less most least greater newer taller
+    really actually basically pretty sure maybe perhaps wonder wondering supposed anyway want wants
+    wanted
     """.split()
 )
 

@@ -20,6 +20,20 @@ def test_in_targets_are_taken_out_anywhere_in_the_text() -> None:
         ("Hello Confer, what is the pension match", "what is the pension match"),
         ("Thanks for the information. How do I get a library card?", "How do I get a library card?"),
         ("thank you so much! and for a medium one?", "and for a medium one?"),
+        # An apology or an aside before what is asked is no part of it either.
+        (
+            "I am sorry. I want to know if IBM Cloud has a service for banks",
+            "I want to know if IBM Cloud has a service for banks",
+        ),
+        ("I meant can I change from metered pricing anytime?", "can I change from metered pricing anytime?"),
+        ("so, are you saying it is not covered?", "are you saying it is not covered?"),
+        (
+            "By the way, what are the requirements to serve as juror?",
+            "what are the requirements to serve as juror?",
+        ),
+        # An aside runs into a question only when what follows asks; else its words are the text's.
+        ("I see the error when I deploy", "I see the error when I deploy"),
+        ("well water testing rules", "well water testing rules"),
         # A courtesy alone stays whole, to be answered as one.
         ("thanks!", "thanks!"),
         ("Thank you! I will do that.", "Thank you! I will do that."),

@@ -21,6 +21,19 @@ def test_key_entities_are_names_not_question_words() -> None:
 def test_key_terms_leave_out_the_shape_of_the_ask() -> None:
     assert key_terms("How many weeks of parental leave?") == ["weeks", "parental", "leave"]
     assert key_terms("Which is older, the product docs or the security policy?") == ["product", "security"]
+    # Hedges and wishes are how people ask, not what about: no passage need write them.
+    assert key_terms("pretty sure i pushed an aws key to a public repo") == [
+        "pushed",
+        "aws",
+        "key",
+        "public",
+        "repo",
+    ]
+    assert key_terms("we want to try out a new saas tool, what am i supposed to do") == [
+        "try",
+        "saas",
+        "tool",
+    ]
 
 
 def test_a_comparison_with_compared_to_has_two_sides() -> None:
