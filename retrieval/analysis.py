@@ -21,7 +21,7 @@ from functools import cache, partial
 from importlib.metadata import PackageNotFoundError, version
 
 from retrieval.language import DEFAULT_LANGUAGE, prime_stems_in, stem_tuple_in
-from retrieval.text import defer_analysis, prime_analysis, sentence_analysis, stems
+from retrieval.text import STOPWORDS, defer_analysis, prime_analysis, sentence_analysis, stems
 
 # The stored form's own version: a form read otherwise (a field added, moved or meaning more) must
 # not be read by code expecting this one. 2: the text's light stems stored whole, not only the list
@@ -31,8 +31,9 @@ from retrieval.text import defer_analysis, prime_analysis, sentence_analysis, st
 _FORM = 3
 # The Snowball stemmers: the pure-Python one, and PyStemmer's C build, which it uses when installed.
 STEMMERS = ("snowballstemmer", "PyStemmer")
-# Splitting (abbreviations, initials, list markers, quotes), apostrophes, numbers, stopwords, the
-# light stemmer's suffixes and Snowball's: a change to any of these rules changes the fingerprint.
+# Splitting (abbreviations, initials, list markers, quotes), apostrophes, numbers, the light
+# stemmer's suffixes and Snowball's: a change to any of these rules changes the fingerprint, through
+# the sample below; so does any change to the stopwords, which are part of it whole.
 _SAMPLE_TITLE = "Parental Leave Policies (2024)"
 _SAMPLE_TEXT = (
     "Employees get 20 weeks' paid leave, e.g. after adoption. Mr. O'Brien approves it; "
@@ -110,6 +111,7 @@ def fingerprint() -> str:
     sample = [
         _FORM,
         [_installed(name) for name in STEMMERS],
+        sorted(STOPWORDS),
         sorted(stems(_SAMPLE_TITLE)),
         sorted(stem_tuple_in(_SAMPLE_TITLE, DEFAULT_LANGUAGE)),
         sorted(everything),

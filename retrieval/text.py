@@ -36,7 +36,8 @@ STOPWORDS = frozenset(
     their theirs them themselves then there these they this those through to too under until up
     upon us very was we were what when where which while who whom whose why will with within
     without would you your yours yourself yourselves tell know please give show find explain
-    describe say says said get got let lets like
+    describe say says said get got let lets like among amongst across along around beside besides
+    beyond despite toward towards via per onto whether unless though although however yet since till
     """.split()
 )
 

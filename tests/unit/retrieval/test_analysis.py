@@ -148,3 +148,14 @@ def test_another_stemmer_release_makes_another_fingerprint(monkeypatch: pytest.M
         assert analysis.fingerprint() != current
     finally:
         analysis.fingerprint.cache_clear()
+
+
+def test_another_stopword_list_makes_another_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stopword the sample text lacks still changes which stems a stored analysis holds.
+    current = analysis.fingerprint()
+    analysis.fingerprint.cache_clear()
+    monkeypatch.setattr(analysis, "STOPWORDS", analysis.STOPWORDS - {"among"})
+    try:
+        assert analysis.fingerprint() != current
+    finally:
+        analysis.fingerprint.cache_clear()
