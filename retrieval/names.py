@@ -19,6 +19,7 @@ Names are split at "and" and "&" ("Starter and Growth" are two). Words are compa
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -253,3 +254,54 @@ def _without_possessive(name: str) -> str:
         if name.endswith(apostrophe):
             return name[:-1]
     return name
+
+
+_PHRASE_BREAK_RE = re.compile(r"[.,;:!?()\[\]{}/|›»«—–\n]+")
+# Small words an acronym's letters skip ("Federal Bureau of Investigation" is "FBI").
+_ACRONYM_SKIPS = frozenset({"of", "and", "the", "for", "in", "on", "to", "a", "an"})
+
+
+def acronyms_in(text: str) -> list[str]:
+    """The words ``text`` writes in capitals (2 to 6 letters, "PR", "SF", "GDPR"), lower-cased as
+    ``words`` reads them, each once."""
+    found = re.findall(r"\b[A-Z]{2,6}\b", text)
+    return unique(w.lower() for w in found)
+
+
+def expansion_of(acronym: str, texts: Sequence[str], weights: Sequence[float] | None = None) -> str:
+    """The words the texts spell ``acronym`` out with ("pull request" for "pr", "San Francisco"
+    for "sf"): the run of content words whose initials are its letters (small words between them
+    skipped) that the texts write most often, each text counting its ``weight`` (1 without);
+    ``""`` when none is, or two weigh the same. Found by spelling, the same in any domain; an
+    acronym the texts write as such needs none."""
+    letters = acronym.lower()
+    counts: dict[str, float] = {}
+    for i, text in enumerate(texts):
+        for part in _PHRASE_BREAK_RE.split(text):  # a name is spelled out within a phrase
+            found = words(part)
+            for start, word in enumerate(found):
+                if word[:1] != letters[0] or word in _ACRONYM_SKIPS:
+                    continue
+                run = _spelled(found, start, letters)
+                if run:
+                    counts[run] = counts.get(run, 0.0) + (weights[i] if weights is not None else 1.0)
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    if not ranked or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+        return ""
+    return ranked[0][0]
+
+
+def _spelled(found: Sequence[str], start: int, letters: str) -> str:
+    """The run of ``found`` from ``start`` whose content words' initials are ``letters``, or ""."""
+    taken: list[str] = []
+    position = start
+    for letter in letters:
+        while position < len(found) and taken and found[position] in _ACRONYM_SKIPS:
+            taken.append(found[position])
+            position += 1
+        word = found[position] if position < len(found) else ""
+        if word[:1] != letter or not word.isalpha() or word in STOPWORDS:
+            return ""
+        taken.append(found[position])
+        position += 1
+    return " ".join(taken)

@@ -31,6 +31,7 @@ from graph.research.question import key_terms
 from retrieval.backends import SearchBackend
 from retrieval.embeddings import Vectors
 from retrieval.language import FUNCTION_WORDS, detect_language, stem_in, stem_tuple_in
+from retrieval.names import acronyms_in, expansion_of
 from retrieval.passages import Passage
 from retrieval.text import sentence_analysis, words
 
@@ -180,7 +181,10 @@ async def term_aliases(
     question: str, passages: Sequence[Passage], backend: SearchBackend
 ) -> dict[str, frozenset[str]]:
     """Each key stem of ``question`` that no passage writes, with the stems of the passage words
-    that mean it; ``{}`` when every key term is written, or the search has no embedder."""
+    that mean it: the closest in meaning, and for an acronym nothing is close to, the words that
+    spell it out ("pull request" for "PR", ``expansion_of``: the model reads "EU" as "European
+    Union" but "PR" as nothing in particular); ``{}`` when every key term is written, or nothing
+    means or spells one (without an embedder, only acronyms are read)."""
     language = detect_language(question)
     function_words = FUNCTION_WORDS.get(language, frozenset())
     written: set[str] = set()
@@ -192,6 +196,16 @@ async def term_aliases(
         for t in key_terms(question)
         if t not in function_words and t.isalpha() and stem_in(t, language) not in written
     }
+    aliases = await _meant(absent, passages, language, backend)
+    unread = {key: term for key, term in absent.items() if key not in aliases}
+    return aliases | _spelled_out(question, unread, passages, language)
+
+
+async def _meant(
+    absent: Mapping[str, str], passages: Sequence[Passage], language: str, backend: SearchBackend
+) -> dict[str, frozenset[str]]:
+    """The absent key stems with the stems of the best passages' word or word pair closest in
+    meaning to them, when it is close enough (``SAME_MEANING``)."""
     candidates = _candidates(passages[:PASSAGES_READ], language) if absent else []
     if not candidates:
         return {}
@@ -205,6 +219,33 @@ async def term_aliases(
         best = int(np.argmax(similarity[row]))
         if similarity[row, best] >= SAME_MEANING:
             stems = frozenset(stem_tuple_in(candidates[best], language))
+            if stems:
+                aliases[key] = stems
+    return aliases
+
+
+def _spelled_out(
+    question: str, absent: Mapping[str, str], passages: Sequence[Passage], language: str
+) -> dict[str, frozenset[str]]:
+    """The absent key stems the question writes as an acronym, with the stems of the words the
+    passages spell it out with (``expansion_of``), each passage counting as many times as it
+    says other things the question asks about: "PR" in "how many approvals does a PR touching
+    payments need" is what the passage on approvals and payments spells with "p" and "r" ("pull
+    request"), not what one on production access does ("production: read")."""
+    written = set(acronyms_in(question))
+    if not written & set(absent.values()):
+        return {}
+    others = {stem_in(t, language) for t in key_terms(question)} - absent.keys()
+    texts, weights = [], []
+    for p in passages:
+        said = len(others & (set(stem_tuple_in(p.text, language)) | set(stem_tuple_in(p.title, language))))
+        if said:
+            texts.append(f"{p.title}. {p.text}")
+            weights.append(float(said))
+    aliases: dict[str, frozenset[str]] = {}
+    for key, term in absent.items():
+        if term in written and (spelled := expansion_of(term, texts, weights)):
+            stems = frozenset(stem_tuple_in(spelled, language))
             if stems:
                 aliases[key] = stems
     return aliases

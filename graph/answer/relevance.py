@@ -74,6 +74,19 @@ class QuestionFocus:
             found = self._stems[text] = found | meant if meant else found
         return found
 
+    def aliased(self, *texts: str) -> set[str]:
+        """The words of the question's entities that the texts write otherwise (``aliases``: "pull
+        request" for "PR"): they name those words, as ``names_entity`` reads a text's words."""
+        if not self.aliases:
+            return set()
+        meant = self.aliases.keys() & set().union(*(self.stems(t) for t in texts))
+        return {w for e in self.entities for w in e if stem_in(w, self.language) in meant}
+
+    def written_otherwise(self, entity: tuple[str, ...]) -> bool:
+        """Every word of the entity is one no retrieved passage writes, read through its alias
+        ("PR" for "pull request", "the EU" for "the European Union")."""
+        return all(stem_in(w, self.language) in self.aliases for w in entity)
+
     @cached_property
     def total(self) -> float:
         """The key terms' weight together (read for every sentence scored: summed once)."""
@@ -183,12 +196,9 @@ def entity_share(focus: QuestionFocus, text: str, *more: str) -> float:
     reading the joined text anew: no word spans the space."""
     if not focus.entities:
         return 1.0
-    present = set(tokens(text)).union(*(tokens(t) for t in more))
-    if focus.aliases:
-        # A name the asker writes otherwise than the documents ("the EU", "the European Union"),
-        # read by meaning (``QuestionFocus.aliases``), is named where its alias is.
-        meant = focus.aliases.keys() & focus.stems(text).union(*(focus.stems(t) for t in more))
-        present |= {w for e in focus.entities for w in e if stem_in(w, focus.language) in meant}
+    # A name the asker writes otherwise than the documents ("the EU", "the European Union"),
+    # read by meaning or spelling (``QuestionFocus.aliases``), is named where its alias is.
+    present = set(tokens(text)).union(*(tokens(t) for t in more)) | focus.aliased(text, *more)
     return sum(names_entity(e, present) for e in focus.entities) / len(focus.entities)
 
 
@@ -239,9 +249,14 @@ def subject_share(focus: QuestionFocus, retrieved: Sequence[Passage]) -> float:
     for entity in focus.entities:
         weight = sum(focus.weights.get(stem_in(w, focus.language), 0.0) for w in entity)
         reach = len(entity) + OPENING_SLACK
-        about = any(names_entity(entity, t) for t in titles) or any(
-            names_entity(entity, set(opening[:reach])) for opening in openings
-        )
+        if focus.written_otherwise(entity):
+            # Where the documents write other words for it, their titles and openings write
+            # those: a passage that names it at all is what the words can tell.
+            about = any(set(entity) <= focus.aliased(p.title, p.text) for p in retrieved)
+        else:
+            about = any(names_entity(entity, t) for t in titles) or any(
+                names_entity(entity, set(opening[:reach])) for opening in openings
+            )
         weights.append((weight, about))
     total = sum(w for w, _ in weights)
     if not total:
@@ -270,7 +285,9 @@ def assess_coverage(
     if not best:
         return Coverage(found=False)
     # Passages' words are read only when the question names entities to look for in them.
-    evidence_words = [_words_of(p) for _, p in best] if focus.entities else []
+    evidence_words = (
+        [_words_of(p) | focus.aliased(p.title, p.text) for _, p in best] if focus.entities else []
+    )
     missing_entities = tuple(
         " ".join(e) for e in focus.entities if not any(names_entity(e, ws) for ws in evidence_words)
     )
@@ -280,7 +297,9 @@ def assess_coverage(
         everywhere.update(focus.weights.keys() & focus.stems(p.title))
         everywhere.update(focus.weights.keys() & focus.stems(p.text))
     total = focus.total or 1.0
-    retrieved_words = [_words_of(p) for p in retrieved] if focus.entities else []
+    retrieved_words = (
+        [_words_of(p) | focus.aliased(p.title, p.text) for p in retrieved] if focus.entities else []
+    )
     unnamed = tuple(
         " ".join(e) for e in focus.entities if not any(names_entity(e, ws) for ws in retrieved_words)
     )

@@ -454,7 +454,10 @@ def choose_claims(
                     candidates=_best(ranked, limits),
                 )
     if coverage.found:
-        if closeness is not None and not focus.entities:
+        # A question that names something may be a chain, whose second document is far in
+        # meaning from the whole question: its sentences are cut only when the documents write
+        # none of its names (a chain through a name no passage writes is none the words follow).
+        if closeness is not None and all(focus.written_otherwise(e) for e in focus.entities):
             added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
             kept = _documents_that_belong(
                 kept, kept_passages, closeness, merged, keep=hops | added | required

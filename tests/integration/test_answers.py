@@ -72,6 +72,22 @@ async def test_a_name_written_otherwise_than_the_documents_is_read_as_they_write
     assert "20 weeks of fully paid parental leave" in str(payload["answer"]).split("\n\n")[0]
 
 
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("my PR is ~600 lines, is that too big?", "larger than 400 changed lines should be split"),
+        ("how many approvals does a PR touching payments need", "need two approvals"),
+    ],
+)
+async def test_an_acronym_the_documents_spell_out_is_read_as_they_write_it(
+    embedded: SearchBackend, sample_config: CollectionsConfig, text: str, answer: str
+) -> None:
+    # No sample writes "PR"; the code review policy writes "pull request".
+    payload = await _ask(sample_config, embedded, text)
+    assert payload["found"] is True
+    assert answer in str(payload["answer"]).split("\n\n")[0]
+
+
 async def test_in_a_collection_that_does_not_cover_the_question_names_the_one_that_does(
     embedded: SearchBackend, sample_config: CollectionsConfig
 ) -> None:

@@ -107,6 +107,26 @@ async def test_without_an_embedder_the_words_decide_alone() -> None:
             return None
 
     assert await term_aliases("how many vacation days", [LEAVE], WordsOnly({}, 0.0)) == {}
+    # An acronym the passages spell out is read by its spelling, with or without one.
+    review = _passage("p9", "engineering", "Code review", "Each pull request needs one approval.")
+    spelled = await term_aliases("does a PR need an approval", [review], WordsOnly({}, 0.0))
+    assert spelled == {"pr": frozenset({"pull", "request"})}
+    focus = focus_of("does a PR need an approval", [review], aliases=spelled)
+    assert focus.written_otherwise(("pr",)) and entity_share(focus, review.text, review.title) == 1.0
+
+
+async def test_the_model_reads_an_acronym_before_its_spelling() -> None:
+    # "EU" means "European Union" to the model: the spelling written most ("encrypted uploads")
+    # is not read.
+    hosting = _passage(
+        "h2",
+        "product",
+        "Data",
+        "Encrypted uploads are stored in the European Union; encrypted uploads are kept a year.",
+    )
+    question = "is customer data hosted in the EU?"
+    aliases = await term_aliases(question, [hosting], WordVectors({"eu": "european union"}, cosine=0.8))
+    assert aliases["eu"] == frozenset({"european", "union"})
 
 
 class SentenceVectors(DelegatingBackend):

@@ -1,7 +1,16 @@
 import random
 import re
 
-from retrieval.names import find_names, is_name_word, leading_name, mentions, name_words, names_in
+from retrieval.names import (
+    acronyms_in,
+    expansion_of,
+    find_names,
+    is_name_word,
+    leading_name,
+    mentions,
+    name_words,
+    names_in,
+)
 
 
 def test_names_are_capitalised_runs_with_the_small_words_inside_them() -> None:
@@ -69,3 +78,30 @@ def test_a_name_is_mentioned_only_as_whole_words_case_and_diacritics_aside() -> 
         name = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3)))
         expected = re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
         assert mentions(text, name) == expected, (text, name)
+
+
+def test_acronyms_are_the_words_written_in_capitals() -> None:
+    assert acronyms_in("how many approvals does a PR touching payments need, in SF or the EU?") == [
+        "pr",
+        "sf",
+        "eu",
+    ]
+    assert acronyms_in("Is it OK? A NATIONWIDE policy") == ["ok"]  # seven letters: a shout, no acronym
+
+
+def test_an_acronym_is_spelled_out_by_the_words_written_most_with_its_initials() -> None:
+    texts = [
+        "At least one engineer approves each pull request. Payments need two approvals.",
+        "Production access. Read-only access for on-call.",  # "production" ends a phrase
+        "A pull request larger than 400 changed lines should be split.",
+    ]
+    assert expansion_of("pr", texts) == "pull request"
+    assert (
+        expansion_of("fbi", ["the Federal Bureau of Investigation said"]) == "federal bureau of investigation"
+    )
+    # Two spellings written as often: none is the one meant.
+    assert expansion_of("pr", ["a pull request", "the public relations team"]) == ""
+    # Unless the texts that say more of the question weigh more.
+    assert expansion_of("pr", ["a pull request", "the public relations team"], [2.0, 1.0]) == "pull request"
+    # Small words are skipped inside, never taken as a letter.
+    assert expansion_of("ic", ["the on-call engineer is on call in chat"]) == ""
