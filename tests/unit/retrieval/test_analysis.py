@@ -9,7 +9,7 @@ import pytest
 
 from retrieval import analysis, language, text
 from retrieval.language import stem_tuple_in
-from retrieval.text import sentence_analysis, split_sentences, stems
+from retrieval.text import STOPWORDS, sentence_analysis, split_sentences, stems
 
 TEXTS = [
     "Use e.g. the bot. Dr. Smith approves it! Then deploy.\n- first item\n- second item",
@@ -154,7 +154,7 @@ def test_another_stopword_list_makes_another_fingerprint(monkeypatch: pytest.Mon
     # A stopword the sample text lacks still changes which stems a stored analysis holds.
     current = analysis.fingerprint()
     analysis.fingerprint.cache_clear()
-    monkeypatch.setattr(analysis, "STOPWORDS", analysis.STOPWORDS - {"among"})
+    monkeypatch.setattr(analysis, "STOPWORDS", STOPWORDS - {"among"})
     try:
         assert analysis.fingerprint() != current
     finally:
