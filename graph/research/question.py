@@ -8,17 +8,15 @@ from retrieval.names import find_names, leading_name, quoted_names
 from retrieval.text import STOPWORDS, terms, words
 
 _IN_RE = re.compile(r"(?<!\S)in:([A-Za-z0-9_,-]*)(?!\S)")
+_GREETINGS = r"(?:hi|hello|hey|hiya|yo|good (?:morning|afternoon|evening)|howdy)"
+_THANKS = r"(?:thanks|thank you|thx|ty|cheers)"
+# Words said before a thank-you or a question ("ok, great, thanks!", "so, are you saying …").
+_INTERJECTION = r"(?:yes|no|ok|okay|great|cool|perfect|awesome|super|many|oh|ah|hmm|well|so|also)"
 _GREETING_RE = re.compile(
-    r"^\s*(hi|hello|hey|hiya|yo|good (morning|afternoon|evening)|howdy)\b"
-    r"[\s!.,]*(there|confer|all|team)?[\s!.,]*$",
+    rf"^\s*{_GREETINGS}\b[\s!.,]*(there|confer|all|team)?[\s!.,]*$",
     re.IGNORECASE,
 )
-_THANKS_RE = re.compile(
-    r"^\s*((?:(?:yes|no|ok|okay|many|great|perfect|cool|awesome|super)[\s,!.]+)?"
-    r"(?:thanks|thank you|thx|ty|cheers))"
-    r"\b[\s\w!.,]{0,20}$",
-    re.IGNORECASE,
-)
+_THANKS_RE = re.compile(rf"^\s*((?:{_INTERJECTION}[\s,!.]+)?{_THANKS})\b[\s\w!.,]{{0,20}}$", re.IGNORECASE)
 # What follows a thank-you when it asks something more ("thanks, is it paid").
 _ASKS_RE = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|how|what|when|where|why|"
@@ -55,10 +53,8 @@ def extract_targets(text: str) -> tuple[str, tuple[str, ...]]:
 # ("thanks, …", "hi team! …", "Thanks for the information. …", "I am sorry. …", "By the way, …"),
 # after an interjection or two ("ok, great, thanks!"); or an aside that runs straight into what it
 # asks ("I meant can I …", "so are you saying …").
-_INTERJECTION = r"(?:yes|no|ok|okay|great|cool|perfect|awesome|super|many|oh|ah|hmm|well|so|also)"
 _COURTESY_RE = re.compile(
-    rf"^\s*(?:{_INTERJECTION}[\s,!.]+)*"
-    r"(?:thanks|thank you|thx|ty|cheers|hi|hello|hey|hiya|good (?:morning|afternoon|evening)|"
+    rf"^\s*(?:{_INTERJECTION}[\s,!.]+)*(?:{_THANKS}|{_GREETINGS}|"
     r"(?:i am |i'm |im )?sorry|by the (?:way|away)|btw|i see|got it|understood|i mean|i meant|anyway)"
     r"(?:\s+(?:so much|a lot|very much))?(?:\s+for\b[^,;:!?.]{0,40})?"
     r"(?:\s+(?:there|confer|all|team|everyone|folks))?\s*[,;:!.\u2013\u2014-]+\s*",
@@ -70,10 +66,10 @@ _ASIDE_RE = re.compile(
 
 
 def without_courtesy(text: str) -> str:
-    """The text without the greeting or thank-you it opens with, when something follows that
-    says more ("thanks, how many vacation days do we get?" asks about vacation days, not about
-    thanks: a word of courtesy is no key term to search or judge by). A greeting or thank-you
-    alone ("Thank you! I will do that.") is left whole: it is answered as what it is."""
+    """The text without the greeting, thank-you, apology or aside it opens with, when something
+    follows that says more ("thanks, how many vacation days do we get?" asks about vacation days,
+    not about thanks: a word of courtesy is no key term to search or judge by). A greeting or
+    thank-you alone ("Thank you! I will do that.") is left whole: it is answered as what it is."""
     if is_direct(text):
         return text
     match = _COURTESY_RE.match(text)
