@@ -24,7 +24,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from retrieval.language import FUNCTION_WORDS
-from retrieval.text import ABBREVIATIONS, APOSTROPHES, STOPWORDS, TEXT_CACHE_SIZE, fold, terms, unique, words
+from retrieval.text import (
+    ABBREVIATIONS,
+    APOSTROPHES,
+    STOPWORDS,
+    TEXT_CACHE_SIZE,
+    fold,
+    stem,
+    terms,
+    unique,
+    words,
+)
 
 # The small words inside names, between two capitalised words.
 JOINERS = frozenset("of the de la le du da del der van von y for to".split())
@@ -262,10 +272,17 @@ _ACRONYM_SKIPS = frozenset({"of", "and", "the", "for", "in", "on", "to", "a", "a
 
 
 def acronyms_in(text: str) -> list[str]:
-    """The words ``text`` writes in capitals (2 to 6 letters, "PR", "SF", "GDPR"), lower-cased as
-    ``words`` reads them, each once."""
-    found = re.findall(r"\b[A-Z]{2,6}\b", text)
-    return unique(w.lower() for w in found)
+    """The words ``text`` writes in capitals (2 to 6 letters, "PR", "SF", "GDPR", a plural's
+    "PRs" read as "pr"), lower-cased as ``words`` reads them, each once; not in a text written in
+    capitals throughout, nor a common word often written so ("OK", "AM", "US")."""
+    if not any(ch.islower() for ch in text):
+        return []  # shouted: its capitals say nothing
+    found = (w.lower() for w in re.findall(r"\b([A-Z]{2,6})s?\b", text))
+    return unique(w for w in found if w not in STOPWORDS and w not in _CAPITALISED_WORDS)
+
+
+# Words written in capitals that are no acronym to spell out.
+_CAPITALISED_WORDS = frozenset({"ok", "okay", "am", "pm", "tv", "id"})
 
 
 def expansion_of(acronym: str, texts: Sequence[str], weights: Sequence[float] | None = None) -> str:
@@ -275,33 +292,40 @@ def expansion_of(acronym: str, texts: Sequence[str], weights: Sequence[float] | 
     ``""`` when none is, or two weigh the same. Found by spelling, the same in any domain; an
     acronym the texts write as such needs none."""
     letters = acronym.lower()
-    counts: dict[str, float] = {}
+    counts: dict[tuple[str, ...], float] = {}
+    written: dict[tuple[str, ...], str] = {}  # each run as first written ("merge requests" is one)
     for i, text in enumerate(texts):
         for part in _PHRASE_BREAK_RE.split(text):  # a name is spelled out within a phrase
             found = words(part)
             for start, word in enumerate(found):
-                if word[:1] != letters[0] or word in _ACRONYM_SKIPS:
+                if word[:1] != letters[0]:
                     continue
                 run = _spelled(found, start, letters)
                 if run:
-                    counts[run] = counts.get(run, 0.0) + (weights[i] if weights is not None else 1.0)
+                    key = tuple(stem(w) for w in run.split())
+                    written.setdefault(key, run)
+                    counts[key] = counts.get(key, 0.0) + (weights[i] if weights is not None else 1.0)
     ranked = sorted(counts.items(), key=lambda item: -item[1])
     if not ranked or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
         return ""
-    return ranked[0][0]
+    return written[ranked[0][0]]
 
 
 def _spelled(found: Sequence[str], start: int, letters: str) -> str:
-    """The run of ``found`` from ``start`` whose content words' initials are ``letters``, or ""."""
+    """The run of ``found`` from ``start`` whose words' initials are ``letters`` ("paid time off",
+    "work from home"), small words between them skipped ("federal bureau of investigation"), or
+    "". It starts with a content word ("is on call" spells nothing)."""
     taken: list[str] = []
     position = start
-    for letter in letters:
-        while position < len(found) and taken and found[position] in _ACRONYM_SKIPS:
-            taken.append(found[position])
+    for i, letter in enumerate(letters):
+        while True:
+            word = found[position] if position < len(found) else ""
+            if word[:1] == letter and word.isalpha() and (i or word not in STOPWORDS):
+                break
+            if not taken or word not in _ACRONYM_SKIPS:
+                return ""
+            taken.append(word)
             position += 1
-        word = found[position] if position < len(found) else ""
-        if word[:1] != letter or not word.isalpha() or word in STOPWORDS:
-            return ""
-        taken.append(found[position])
+        taken.append(word)
         position += 1
     return " ".join(taken)

@@ -20,6 +20,7 @@ after it is read with it, as a sentence is read with its title.
 """
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
@@ -227,25 +228,33 @@ async def _meant(
 def _spelled_out(
     question: str, absent: Mapping[str, str], passages: Sequence[Passage], language: str
 ) -> dict[str, frozenset[str]]:
-    """The absent key stems the question writes as an acronym, with the stems of the words the
-    passages spell it out with (``expansion_of``), each passage counting as many times as it
-    says other things the question asks about: "PR" in "how many approvals does a PR touching
-    payments need" is what the passage on approvals and payments spells with "p" and "r" ("pull
-    request"), not what one on production access does ("production: read")."""
+    """The absent key stems the question writes as an acronym ("PR", or "PRs"), with the stems
+    of the words the passages spell it out with (``expansion_of``), each passage counting once
+    more for each other thing the question asks that it says: "PR" in "how many approvals does a
+    PR touching payments need" is what the passage on approvals and payments spells with "p" and
+    "r" ("pull request"), not what one on production access does ("production: read")."""
     written = set(acronyms_in(question))
-    if not written & set(absent.values()):
+    asked = {key: _acronym(term, written) for key, term in absent.items()}
+    asked = {key: acronym for key, acronym in asked.items() if acronym}
+    if not asked:
         return {}
     others = {stem_in(t, language) for t in key_terms(question)} - absent.keys()
-    texts, weights = [], []
-    for p in passages:
-        said = len(others & (set(stem_tuple_in(p.text, language)) | set(stem_tuple_in(p.title, language))))
-        if said:
-            texts.append(f"{p.title}. {p.text}")
-            weights.append(float(said))
+    texts = [f"{p.title}. {p.text}" for p in passages]
+    weights = [
+        1.0 + len(others & (set(stem_tuple_in(p.text, language)) | set(stem_tuple_in(p.title, language))))
+        for p in passages
+    ]
     aliases: dict[str, frozenset[str]] = {}
-    for key, term in absent.items():
-        if term in written and (spelled := expansion_of(term, texts, weights)):
-            stems = frozenset(stem_tuple_in(spelled, language))
-            if stems:
-                aliases[key] = stems
+    for key, acronym in asked.items():
+        spelled = expansion_of(acronym, texts, weights)
+        stems = frozenset(stem_tuple_in(spelled, language)) if spelled else frozenset()
+        if stems:
+            aliases[key] = stems
     return aliases
+
+
+def _acronym(term: str, written: AbstractSet[str]) -> str:
+    """The acronym a key term is, as the question writes it in capitals ("prs" is "PRs"), or ""."""
+    if term in written:
+        return term
+    return term[:-1] if term.endswith("s") and term[:-1] in written else ""

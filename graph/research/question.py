@@ -16,7 +16,11 @@ _GREETING_RE = re.compile(
     rf"^\s*{_GREETINGS}\b[\s!.,]*(there|confer|all|team)?[\s!.,]*$",
     re.IGNORECASE,
 )
-_THANKS_RE = re.compile(rf"^\s*((?:{_INTERJECTION}[\s,!.]+)?{_THANKS})\b[\s\w!.,]{{0,20}}$", re.IGNORECASE)
+_THANKS_RE = re.compile(
+    rf"^\s*((?:(?:{_GREETINGS}|{_INTERJECTION})(?:[\s,!.]+|\s+[-\u2013\u2014]\s+))*{_THANKS})"
+    r"\b[\s\w!.,]{0,20}$",
+    re.IGNORECASE,
+)
 # What follows a thank-you when it asks something more ("thanks, is it paid").
 _ASKS_RE = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|how|what|when|where|why|"
@@ -49,36 +53,55 @@ def extract_targets(text: str) -> tuple[str, tuple[str, ...]]:
     return without_courtesy(remaining), tuple(dict.fromkeys(names))
 
 
-# A greeting, thank-you, apology or aside that opens a message and ends at a punctuation mark
-# ("thanks, …", "hi team! …", "Thanks for the information. …", "I am sorry. …", "By the way, …"),
-# after an interjection or two ("ok, great, thanks!"); or an aside that runs straight into what it
-# asks ("I meant can I …", "so are you saying …").
-_COURTESY_RE = re.compile(
-    rf"^\s*(?:{_INTERJECTION}[\s,!.]+)*(?:{_THANKS}|{_GREETINGS}|"
-    r"(?:i am |i'm |im )?sorry|by the (?:way|away)|btw|i see|got it|understood|i mean|i meant|anyway)"
-    r"(?:\s+(?:so much|a lot|very much))?(?:\s+for\b[^,;:!?.]{0,40})?"
-    r"(?:\s+(?:there|confer|all|team|everyone|folks))?\s*[,;:!.\u2013\u2014-]+\s*",
-    re.IGNORECASE,
+# What opens a message before what it asks, each ending at a punctuation mark ("thanks, …", "hi
+# team! …", "Thanks for the information. …", "I'm sorry. …", "By the way, …", "Thanks in advance,
+# …"), or running straight into a question ("I meant can I …", "hey what is …", "so are you …").
+_ADDRESSED = r"(?:\s+(?:there|confer|all|team|everyone|folks|guys|mate))?"
+_COURTESY = (
+    rf"(?:{_INTERJECTION}|{_GREETINGS}{_ADDRESSED}"
+    rf"|{_THANKS}(?:\s+(?:so much|a lot|very much|in advance|again))?"
+    rf"(?:\s+for\b[^,;:!?.]{{0,40}})?{_ADDRESSED}"
+    r"|(?:i am |i['’]m |im )?sorry(?:\s+(?:to|if)\b[^,;:!?.]{0,40}?(?:,?\s+but\b)?)?"
+    r"|by the way|btw|i see|got it|understood|i mean|i meant|anyway)"
 )
-_ASIDE_RE = re.compile(
-    rf"^\s*(?:{_INTERJECTION}|by the way|btw|i see|i mean|i meant|anyway)[\s,]+", re.IGNORECASE
-)
+_COURTESY_RE = re.compile(rf"^\s*{_COURTESY}(?:\s*[,;:!.]+|\s+[-\u2013\u2014]+)\s*", re.IGNORECASE)
+_ASIDE_RE = re.compile(rf"^\s*{_COURTESY}\s+(?=\S)", re.IGNORECASE)
 
 
 def without_courtesy(text: str) -> str:
-    """The text without the greeting, thank-you, apology or aside it opens with, when something
-    follows that says more ("thanks, how many vacation days do we get?" asks about vacation days,
-    not about thanks: a word of courtesy is no key term to search or judge by). A greeting or
-    thank-you alone ("Thank you! I will do that.") is left whole: it is answered as what it is."""
+    """The text without the greetings, thank-yous, apologies and asides it opens with, when what
+    follows asks something ("thanks, how many vacation days do we get?" asks about vacation days,
+    not about thanks: a word of courtesy is no key term to search or judge by). A message that
+    asks nothing after them ("Thank you! I will do that.", "thanks, that was really helpful!") is
+    left whole: a thank-you is answered as one, and other words are read as they were written."""
     if is_direct(text):
         return text
+    rest = text
+    while (end := _opening(rest)) is not None:
+        rest = rest[end:]
+    if rest == text or not terms(rest):
+        return text
+    return rest if "?" in rest or _ASKS_RE.match(rest) or _REQUEST_RE.match(rest) else text
+
+
+def _opening(text: str) -> int | None:
+    """Where the courtesy or aside the text opens with ends: at its punctuation mark, or without
+    one where a question or another courtesy follows ("hey what is …", "ok great, thanks! …")."""
     match = _COURTESY_RE.match(text)
+    if match is not None:
+        return match.end()
+    match = _ASIDE_RE.match(text)
     if match is None:
-        match = _ASIDE_RE.match(text)
-        if match is None or _ASKS_RE.match(text[match.end() :]) is None:
-            return text
+        return None
     rest = text[match.end() :]
-    return rest if terms(rest) else text
+    return match.end() if _ASKS_RE.match(rest) or _opening(rest) is not None else None
+
+
+# A statement that asks all the same ("I want to know if …", "tell me …", "I need the form").
+_REQUEST_RE = re.compile(
+    r"^(?:i (?:want|wanted|would like|need|was wondering|wonder)|tell me|explain|show me|please)\b",
+    re.IGNORECASE,
+)
 
 
 # Kinds answered without research: what they say is no question about the documents.

@@ -75,8 +75,8 @@ async def test_a_name_written_otherwise_than_the_documents_is_read_as_they_write
 @pytest.mark.parametrize(
     ("text", "answer"),
     [
-        ("my PR is ~600 lines, is that too big?", "larger than 400 changed lines should be split"),
-        ("how many approvals does a PR touching payments need", "need two approvals"),
+        ("is a 700-line PR too big to review?", "larger than 400 changed lines should be split"),
+        ("do PRs that change payment code need a second approval?", "need two approvals"),
     ],
 )
 async def test_an_acronym_the_documents_spell_out_is_read_as_they_write_it(
@@ -86,6 +86,7 @@ async def test_an_acronym_the_documents_spell_out_is_read_as_they_write_it(
     payload = await _ask(sample_config, embedded, text)
     assert payload["found"] is True
     assert answer in str(payload["answer"]).split("\n\n")[0]
+    assert "pull request" in str(payload["answer"])
 
 
 async def test_in_a_collection_that_does_not_cover_the_question_names_the_one_that_does(

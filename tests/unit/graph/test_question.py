@@ -18,25 +18,28 @@ def test_in_targets_are_taken_out_anywhere_in_the_text() -> None:
         ("thanks, how many vacation days do we get?", "how many vacation days do we get?"),
         ("ok great, thanks! in:people is it paid?", "is it paid?"),
         ("Hello Confer, what is the pension match", "what is the pension match"),
-        ("Thanks for the information. How do I get a library card?", "How do I get a library card?"),
+        ("Thanks for the details. How do I renew a parking permit?", "How do I renew a parking permit?"),
         ("thank you so much! and for a medium one?", "and for a medium one?"),
+        ("Thanks in advance, what is the expense limit?", "what is the expense limit?"),
+        ("Hi Confer, thanks! What is the pension match?", "What is the pension match?"),
+        ("hey what is the wifi password", "what is the wifi password"),
+        ("hey guys, where is the form?", "where is the form?"),
         # An apology or an aside before what is asked is no part of it either.
-        (
-            "I am sorry. I want to know if IBM Cloud has a service for banks",
-            "I want to know if IBM Cloud has a service for banks",
-        ),
-        ("I meant can I change from metered pricing anytime?", "can I change from metered pricing anytime?"),
+        ("I’m sorry, what is the deadline?", "what is the deadline?"),
+        ("sorry to bother you, but how do I reset it?", "but how do I reset it?"),
+        ("I'm sorry. I want to know if the pension is matched", "I want to know if the pension is matched"),
+        ("I meant can I switch plans mid-month?", "can I switch plans mid-month?"),
         ("so, are you saying it is not covered?", "are you saying it is not covered?"),
-        (
-            "By the way, what are the requirements to serve as juror?",
-            "what are the requirements to serve as juror?",
-        ),
+        ("ok, so what is the limit", "what is the limit"),
+        ("By the way, who signs off on travel?", "who signs off on travel?"),
         # An aside runs into a question only when what follows asks; else its words are the text's.
         ("I see the error when I deploy", "I see the error when I deploy"),
         ("well water testing rules", "well water testing rules"),
-        # A courtesy alone stays whole, to be answered as one.
+        ("hi-vis jackets: who pays for them?", "hi-vis jackets: who pays for them?"),
+        # A courtesy with nothing asked after it stays whole, to be answered or read as written.
         ("thanks!", "thanks!"),
         ("Thank you! I will do that.", "Thank you! I will do that."),
+        ("thank you, that was really helpful!", "thank you, that was really helpful!"),
         ("Yes, Thank you.", "Yes, Thank you."),
         # Without a punctuation mark after it, the word is the question's own.
         ("hey there's a test that fails randomly", "hey there's a test that fails randomly"),
@@ -54,6 +57,7 @@ def test_a_courtesy_before_the_question_is_not_asked(text: str, asked: str) -> N
         ("Hello there!", "greeting"),
         ("thanks!", "thanks"),
         ("Yes, Thank you.", "thanks"),
+        ("Yes - Thank you.", "thanks"),
         ("help", "help"),
         ("can you please help me?", "help"),
         ("can you help me with the vpn?", "factual"),

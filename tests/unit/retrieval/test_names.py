@@ -81,27 +81,29 @@ def test_a_name_is_mentioned_only_as_whole_words_case_and_diacritics_aside() -> 
 
 
 def test_acronyms_are_the_words_written_in_capitals() -> None:
-    assert acronyms_in("how many approvals does a PR touching payments need, in SF or the EU?") == [
-        "pr",
-        "sf",
-        "eu",
+    assert acronyms_in("do MRs for the CMS need a QA sign-off before the 9 AM release?") == [
+        "mr",
+        "cms",
+        "qa",
     ]
-    assert acronyms_in("Is it OK? A NATIONWIDE policy") == ["ok"]  # seven letters: a shout, no acronym
+    # Common words written in capitals, a word of seven letters, or a shouted question: none.
+    assert acronyms_in("Is it OK to use it in the US? A NATIONWIDE rule") == []
+    assert acronyms_in("WHAT IS THE QA RULE") == []
 
 
 def test_an_acronym_is_spelled_out_by_the_words_written_most_with_its_initials() -> None:
     texts = [
-        "At least one engineer approves each pull request. Payments need two approvals.",
-        "Production access. Read-only access for on-call.",  # "production" ends a phrase
-        "A pull request larger than 400 changed lines should be split.",
+        "Each merge request needs one approval. Merge requests over 500 lines are split.",
+        "Marketing. Requests for a logo go to design.",  # "marketing" ends a phrase
     ]
-    assert expansion_of("pr", texts) == "pull request"
+    assert expansion_of("mr", texts) == "merge request"
     assert (
         expansion_of("fbi", ["the Federal Bureau of Investigation said"]) == "federal bureau of investigation"
     )
-    # Two spellings written as often: none is the one meant.
-    assert expansion_of("pr", ["a pull request", "the public relations team"]) == ""
-    # Unless the texts that say more of the question weigh more.
-    assert expansion_of("pr", ["a pull request", "the public relations team"], [2.0, 1.0]) == "pull request"
-    # Small words are skipped inside, never taken as a letter.
-    assert expansion_of("ic", ["the on-call engineer is on call in chat"]) == ""
+    # Small words count as letters inside ("work from home") but never start one ("is on call").
+    assert expansion_of("wfh", ["you may work from home on Fridays"]) == "work from home"
+    assert expansion_of("ic", ["the engineer is on call in chat"]) == ""
+    # Two spellings written as often: none is the one meant ...
+    assert expansion_of("mr", ["a merge request", "the monthly report"]) == ""
+    # ... unless the texts that say more of the question weigh more.
+    assert expansion_of("mr", ["a merge request", "the monthly report"], [2.0, 1.0]) == "merge request"
