@@ -37,6 +37,10 @@ _LONG_WORD = re.compile(r"[^\W\d_][\w'’-]{3,}")
 _MARKDOWN_LINK = re.compile(r"!?\[[^\]]*\]\([^)\s]*\)")
 
 
+# A line of this many words of four letters or more, this share of them capitalised, is a row of
+# links or headings however it ends in lower case.
+MENU_WORDS = 8
+MENU_SHARE = 0.8
 # A key with a number for its value ("Annual Leave Allowance: 25 Days"), and a table row.
 _VALUE = re.compile(r":\s.*\d|^\|.*\|$")
 
@@ -58,7 +62,12 @@ def is_heading(sentence: str, title: str, language: str = DEFAULT_LANGUAGE) -> b
     if language in NOUNS_CAPITALISED or _VALUE.search(sentence):
         return False
     long_words = _LONG_WORD.findall(sentence)
-    return len(long_words) >= 2 and all(w[0].isupper() for w in long_words)
+    capitalised = sum(w[0].isupper() for w in long_words)
+    # A menu may hold a word or two in lower case ("All categories Bus Capital Projects …").
+    return len(long_words) >= 2 and (
+        capitalised == len(long_words)
+        or (len(long_words) >= MENU_WORDS and capitalised >= MENU_SHARE * len(long_words))
+    )
 
 
 def is_heading_in(sentence: str, passage: Passage) -> bool:

@@ -115,6 +115,20 @@ def test_a_line_written_as_a_heading_or_a_link_is_never_a_claim() -> None:
     assert [c.text for c in draft_claims("residence county year", [page], limit=4)] == [
         "Residence in the county for at least one year"
     ]
+    # A row of links with a word or two in lower case among many capitalised ones is a menu; a
+    # sentence without its full stop that names a few places is not.
+    menu = _p(
+        "m",
+        "All categories Boat Permits Capital Projects Marina Careers Civic Permits Community Spaces "
+        "Emergency Information Ferry Fields Filming\n\n"
+        "Pay the launch fee at the Marina Office in Alameda or Oakland before launching\n\n"
+        "Boat launch permits cost 40 dollars a season.",
+        title="Marina",
+    )
+    assert [c.text for c in draft_claims("boat permits marina", [menu], limit=4)] == [
+        "Boat launch permits cost 40 dollars a season.",
+        "Pay the launch fee at the Marina Office in Alameda or Oakland before launching",
+    ]
     # A page's title line with its site's name is one too.
     titled = _p(
         "t", "Kolb House | Dublin, CA - Official Website\n\nKolb House tours run on Sundays.", title="Kolb"
