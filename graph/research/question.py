@@ -18,7 +18,8 @@ _GREETING_RE = re.compile(
 )
 _THANKS_RE = re.compile(
     rf"^\s*((?:(?:{_GREETINGS}|{_INTERJECTION})(?:[\s,!.]+|\s+[-\u2013\u2014]\s+))*{_THANKS})"
-    r"\b[\s\w!.,]{0,20}$",
+    r"\b(?:\s+(?:so much|a lot|very much|again))?(?:\s+for\s+(?:the|your|all|this|that)\b[^?]{0,30})?"
+    r"[\s\w!.,]{0,20}$",
     re.IGNORECASE,
 )
 # What follows a thank-you when it asks something more ("thanks, is it paid").

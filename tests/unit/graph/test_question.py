@@ -58,6 +58,8 @@ def test_a_courtesy_before_the_question_is_not_asked(text: str, asked: str) -> N
         ("thanks!", "thanks"),
         ("Yes, Thank you.", "thanks"),
         ("Yes - Thank you.", "thanks"),
+        ("Hi! Thanks so much for your help!", "thanks"),
+        ("thank you so much for all the info, really helpful", "thanks"),
         ("help", "help"),
         ("can you please help me?", "help"),
         ("can you help me with the vpn?", "factual"),
