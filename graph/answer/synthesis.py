@@ -342,10 +342,13 @@ def choose_claims(
         plan, findings, merged, from_passages=from_passages, aliases=aliases, closeness=closeness
     )
     if not ranked:  # no sentence carries the question's words; one may still mean what it asks
+        # (not for a comparison: one sentence close to the whole question says nothing of a side)
         answering = (
-            _answering(focus, closeness, merged, limits.answer_sentences) if closeness is not None else []
+            _answering(focus, closeness, merged, limits.answer_sentences)
+            if closeness is not None and plan.kind != "comparative"
+            else []
         )
-        if answering and plan.kind != "comparative":
+        if answering:
             return Selection(claims=answering, coverage=Coverage(found=True), closest=[])
         return Selection(
             claims=[], coverage=Coverage(found=False), closest=_closest(focus, closeness, merged)
