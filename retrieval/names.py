@@ -295,8 +295,7 @@ def expansion_of(acronym: str, texts: Sequence[str], weights: Sequence[float] | 
     counts: dict[tuple[str, ...], float] = {}
     written: dict[tuple[str, ...], str] = {}  # each run as first written ("merge requests" is one)
     for i, text in enumerate(texts):
-        for part in _PHRASE_BREAK_RE.split(text):  # a name is spelled out within a phrase
-            found = words(part)
+        for found in _phrases(text):
             for start, word in enumerate(found):
                 if word[:1] != letters[0]:
                     continue
@@ -311,16 +310,25 @@ def expansion_of(acronym: str, texts: Sequence[str], weights: Sequence[float] | 
     return written[ranked[0][0]]
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _phrases(text: str) -> tuple[tuple[str, ...], ...]:
+    """The words of each phrase of the text (a name is spelled out within one), read once per text
+    for every acronym a question holds."""
+    return tuple(tuple(words(part)) for part in _PHRASE_BREAK_RE.split(text))
+
+
 def _spelled(found: Sequence[str], start: int, letters: str) -> str:
-    """The run of ``found`` from ``start`` whose words' initials are ``letters`` ("paid time off",
-    "work from home"), small words between them skipped ("federal bureau of investigation"), or
-    "". It starts with a content word ("is on call" spells nothing)."""
+    """The run of ``found`` from ``start`` whose words' initials are ``letters`` ("work from
+    home"), small words between them skipped ("federal bureau of investigation"), or "". Its first
+    and last letters are content words: "one of our", "roll out in" and "is on call" spell nothing
+    (nor, so, does "paid time off")."""
     taken: list[str] = []
     position = start
     for i, letter in enumerate(letters):
         while True:
             word = found[position] if position < len(found) else ""
-            if word[:1] == letter and word.isalpha() and (i or word not in STOPWORDS):
+            content = word not in STOPWORDS
+            if word[:1] == letter and word.isalpha() and (content or 0 < i < len(letters) - 1):
                 break
             if not taken or word not in _ACRONYM_SKIPS:
                 return ""

@@ -38,7 +38,9 @@ _MARKDOWN_LINK = re.compile(r"!?\[[^\]]*\]\([^)\s]*\)")
 
 
 # A line of this many words of four letters or more, this share of them capitalised, is a row of
-# links or headings however it ends in lower case.
+# links or headings though a word in it is in lower case, unless it lists them as a sentence lists
+# things, between commas ("Supported browsers include Google Chrome, Mozilla Firefox, …").
+_LIST_MARK = re.compile(r"[,;:]")
 MENU_WORDS = 8
 MENU_SHARE = 0.8
 # A key with a number for its value ("Annual Leave Allowance: 25 Days"), and a table row.
@@ -66,7 +68,11 @@ def is_heading(sentence: str, title: str, language: str = DEFAULT_LANGUAGE) -> b
     # A menu may hold a word or two in lower case ("All categories Bus Capital Projects …").
     return len(long_words) >= 2 and (
         capitalised == len(long_words)
-        or (len(long_words) >= MENU_WORDS and capitalised >= MENU_SHARE * len(long_words))
+        or (
+            len(long_words) >= MENU_WORDS
+            and capitalised >= MENU_SHARE * len(long_words)
+            and not _LIST_MARK.search(sentence)
+        )
     )
 
 

@@ -18,8 +18,8 @@ _GREETING_RE = re.compile(
 )
 _THANKS_RE = re.compile(
     rf"^\s*((?:(?:{_GREETINGS}|{_INTERJECTION})(?:[\s,!.]+|\s+[-\u2013\u2014]\s+))*{_THANKS})"
-    r"\b(?:\s+(?:so much|a lot|very much|again))?(?:\s+for\s+(?:the|your|all|this|that)\b[^?]{0,30})?"
-    r"[\s\w!.,]{0,20}$",
+    r"\b(?:\s+(?:so much|a lot|very much|again))?(?:\s+for\s+(?:the|your|all|this|that)\b[^?,;:!.]{0,30})?"
+    r"[^?]{0,20}$",
     re.IGNORECASE,
 )
 # What follows a thank-you when it asks something more ("thanks, is it paid").
@@ -72,30 +72,44 @@ _ASIDE_RE = re.compile(rf"^\s*{_COURTESY}\s+(?=\S)", re.IGNORECASE)
 def without_courtesy(text: str) -> str:
     """The text without the greetings, thank-yous, apologies and asides it opens with, when what
     follows asks something ("thanks, how many vacation days do we get?" asks about vacation days,
-    not about thanks: a word of courtesy is no key term to search or judge by). A message that
-    asks nothing after them ("Thank you! I will do that.", "thanks, that was really helpful!") is
-    left whole: a thank-you is answered as one, and other words are read as they were written."""
+    not about thanks: a word of courtesy is no key term to search or judge by), or is a greeting
+    or thank-you itself ("hi Confer, thanks!"). A message that asks nothing after them ("thanks,
+    that was really helpful!") is left whole, and read as it was written."""
     if is_direct(text):
         return text
     rest = text
-    while (end := _opening(rest)) is not None:
+    for _ in range(MAX_OPENINGS):
+        end = _opening(rest)
+        if end is None or is_direct(rest):
+            break
         rest = rest[end:]
     if rest == text or not terms(rest):
         return text
-    return rest if "?" in rest or _ASKS_RE.match(rest) or _REQUEST_RE.match(rest) else text
+    if is_direct(rest) or "?" in rest or _ASKS_RE.match(rest) or _REQUEST_RE.match(rest):
+        return rest
+    return text
+
+
+# Openings read one after another at most ("ok, great, thanks! …"): a message of nothing else is
+# no question, and a long one costs no more than these.
+MAX_OPENINGS = 8
 
 
 def _opening(text: str) -> int | None:
     """Where the courtesy or aside the text opens with ends: at its punctuation mark, or without
-    one where a question or another courtesy follows ("hey what is …", "ok great, thanks! …")."""
+    one where a question or a courtesy follows ("hey what is …", "ok great, thanks! …")."""
     match = _COURTESY_RE.match(text)
     if match is not None:
         return match.end()
-    match = _ASIDE_RE.match(text)
-    if match is None:
-        return None
-    rest = text[match.end() :]
-    return match.end() if _ASKS_RE.match(rest) or _opening(rest) is not None else None
+    end = 0
+    for _ in range(MAX_OPENINGS):
+        match = _ASIDE_RE.match(text[end:])
+        if match is None:
+            return None
+        end += match.end()
+        if _ASKS_RE.match(text[end:]) or _COURTESY_RE.match(text[end:]):
+            return end
+    return None
 
 
 # A statement that asks all the same ("I want to know if …", "tell me …", "I need the form").
@@ -117,11 +131,22 @@ def is_direct(text: str) -> bool:
     text = " ".join(text.split())
     if _GREETING_RE.match(text) or _HELP_RE.match(text):
         return True  # their patterns allow nothing after them but a word of address
+    return _is_thanks(text)
+
+
+def _is_thanks(text: str) -> bool:
+    """A thank-you and nothing that asks more: no question mark, and no part of what follows it
+    opening as a question or a request ("thanks for the help, how do I submit it" asks)."""
     thanks = _THANKS_RE.match(text)
     if thanks is None:
         return False
-    rest = text[thanks.end(1) :].strip(" ,.!")
-    return "?" not in rest and _ASKS_RE.match(rest) is None
+    rest = text[thanks.end(1) :]
+    return "?" not in rest and not any(
+        _ASKS_RE.match(part) or _REQUEST_RE.match(part) for part in map(str.strip, _PARTS_RE.split(rest))
+    )
+
+
+_PARTS_RE = re.compile(r"[,;:!.]+|\s[-\u2013\u2014]\s")
 
 
 def classify_question(text: str) -> QuestionKind:
@@ -129,7 +154,7 @@ def classify_question(text: str) -> QuestionKind:
         return "help"
     if _GREETING_RE.match(text):
         return "greeting"
-    if _THANKS_RE.match(text):
+    if _is_thanks(" ".join(text.split())):
         return "thanks"
     if _COMPARE_RE.search(text) or comparison_sides(text):
         return "comparative"

@@ -129,6 +129,10 @@ def test_a_line_written_as_a_heading_or_a_link_is_never_a_claim() -> None:
         "Boat launch permits cost 40 dollars a season.",
         "Pay the launch fee at the Marina Office in Alameda or Oakland before launching",
     ]
+    # A line that lists names between commas is a sentence without its full stop.
+    line = "Permits sold at Alameda, Oakland, Berkeley, Richmond, Emeryville and Hayward Marina"
+    listed = _p("l", line, title="M")
+    assert [c.text for c in draft_claims("where are permits sold", [listed], limit=4)] == [line]
     # A page's title line with its site's name is one too.
     titled = _p(
         "t", "Kolb House | Dublin, CA - Official Website\n\nKolb House tours run on Sundays.", title="Kolb"

@@ -36,6 +36,11 @@ def test_in_targets_are_taken_out_anywhere_in_the_text() -> None:
         ("I see the error when I deploy", "I see the error when I deploy"),
         ("well water testing rules", "well water testing rules"),
         ("hi-vis jackets: who pays for them?", "hi-vis jackets: who pays for them?"),
+        ("thanks for the help, how do I submit the form", "how do I submit the form"),
+        # Courtesies before a thank-you or greeting leave it, to be answered as one.
+        ("hi Confer, thanks!", "thanks!"),
+        ("ok, got it, thanks!", "thanks!"),
+        ("hello, good morning", "good morning"),
         # A courtesy with nothing asked after it stays whole, to be answered or read as written.
         ("thanks!", "thanks!"),
         ("Thank you! I will do that.", "Thank you! I will do that."),
@@ -59,6 +64,10 @@ def test_a_courtesy_before_the_question_is_not_asked(text: str, asked: str) -> N
         ("Yes, Thank you.", "thanks"),
         ("Yes - Thank you.", "thanks"),
         ("Hi! Thanks so much for your help!", "thanks"),
+        ("thanks, that's great 🙏", "thanks"),
+        # A thank-you and then a question without its question mark: the question.
+        ("thanks for the help, how do I submit the form", "factual"),
+        ("Thanks for the info! Is it the same for contractors", "factual"),
         ("thank you so much for all the info, really helpful", "thanks"),
         ("help", "help"),
         ("can you please help me?", "help"),
@@ -105,3 +114,9 @@ def test_classify_question(text: str, kind: str) -> None:
 )
 def test_comparison_sides(text: str, sides: tuple[str, ...]) -> None:
     assert comparison_sides(text) == sides
+
+
+def test_a_message_of_nothing_but_openings_is_read_quickly_and_whole() -> None:
+    for opening in ("ok ", "hey ", "so ", "ok great ", "thanks for the "):
+        text = opening * 1700  # 5,000 characters or more: openings are read a few at a time
+        assert extract_targets(text)[0] == " ".join(text.split())

@@ -103,6 +103,9 @@ def test_an_acronym_is_spelled_out_by_the_words_written_most_with_its_initials()
     # Small words count as letters inside ("work from home") but never start one ("is on call").
     assert expansion_of("wfh", ["you may work from home on Fridays"]) == "work from home"
     assert expansion_of("ic", ["the engineer is on call in chat"]) == ""
+    # Nor end one: "one of our" and "roll out in" spell nothing.
+    assert expansion_of("ooo", ["one of our teams"]) == ""
+    assert expansion_of("roi", ["we roll out in stages"]) == ""
     # Two spellings written as often: none is the one meant ...
     assert expansion_of("mr", ["a merge request", "the monthly report"]) == ""
     # ... unless the texts that say more of the question weigh more.
