@@ -249,6 +249,15 @@ def test_an_it_that_stands_for_nothing_stays() -> None:
         "is it possible to split parental leave?"
     )
     assert _after("When is Sportspark open?", "is it open if it rains?") == "is Sportspark open if it rains?"
+    # An adverb between "it" and what it is said to be: still nothing ("isn't Raising protection to
+    # 18 yr old already too late?" garbled the question).
+    assert (
+        _after("Raising protection to 18 yr old?", "isn't it already too late?")
+        == "isn't it already too late?"
+    )
+    assert _after("How long is parental leave?", "is it still possible to apply?") == (
+        "is it still possible to apply?"
+    )
     # Nor is a question opening "is it …" about a subject "it possible to increase".
     assert subject_of("Is it possible to increase the number of intents per skill?") == ""
     assert _after("Is it possible to increase the number of intents per skill?", "what about entities?") == (
