@@ -18,14 +18,46 @@ import re
 from collections.abc import Sequence
 
 from retrieval.names import names_in
-from retrieval.text import STOPWORDS, fold, stem, words
+from retrieval.text import STOPWORDS, fold, stem, unique, words
 
 LONG_WORD = 7  # letters: a longer word not written anywhere is corrected even outside a name
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
+# A word written with a capital inside ("MediCal", "PowerPoint"): parts of three letters or more,
+# so no name's prefix ("McCartney", "DeVito", "LeBron") is split off.
+_CAMEL_CASE = re.compile(r"\b[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{2,})+\b")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
+
+
+def spelled_apart(text: str) -> list[str]:
+    """The words ``text`` writes with a capital inside, each written apart ("MediCal" → "Medi
+    Cal"): documents often write them with a hyphen or a space ("Medi-Cal"), which no search by
+    words finds from the joined word ("medical" is another word)."""
+    return unique(" ".join(_CAMEL_PART.findall(m.group())) for m in _CAMEL_CASE.finditer(text))
+
+
 def respell(question: str, texts: Sequence[str]) -> str:
-    """``question`` with each misspelt word (see the module) written as ``texts`` write it."""
+    """``question`` with each misspelt word (see the module) written as ``texts`` write it, and
+    each word written with a capital inside that the texts write only apart ("MediCal", when they
+    write "Medi-Cal") written so."""
+    return _respell_words(_joined_as_written(question, texts), texts)
+
+
+def _joined_as_written(question: str, texts: Sequence[str]) -> str:
+    for match in reversed(list(_CAMEL_CASE.finditer(question))):
+        word = match.group()
+        if any(word in text for text in texts):
+            continue
+        parts = _CAMEL_PART.findall(word)
+        apart = re.compile(r"\b" + r"[\s-]".join(map(re.escape, parts)) + r"\b", re.IGNORECASE)
+        written = next((m.group() for text in texts if (m := apart.search(text))), None)
+        if written is not None:
+            question = question[: match.start()] + written + question[match.end() :]
+    return question
+
+
+def _respell_words(question: str, texts: Sequence[str]) -> str:
     tokens = [(m.start(), m.end(), fold(m.group())) for m in _LETTERS.finditer(question)]
     sequences = [words(text) for text in texts]
     written = {w for sequence in sequences for w in sequence}

@@ -10,6 +10,7 @@ from graph.research.question import comparison_sides
 from retrieval.collections import Collection
 from retrieval.errors import ConferError
 from retrieval.language import language_name
+from retrieval.spelling import spelled_apart
 from retrieval.text import stem, stems, terms, unique
 
 # Words too generic to count as naming a collection ("the security policy" names security).
@@ -101,7 +102,8 @@ def refine_queries(
     """
     question_stems = stems(text)
     extra = [k for k in collection.keywords if stems(k) & question_stems and k.lower() not in text.lower()]
-    base = " ".join([text, *extra])
+    # A word with a capital inside is searched written apart too ("MediCal", "Medi Cal").
+    base = " ".join([text, *spelled_apart(text), *extra])
     if len(sides) != 2:
         return (base,), ""
     side_stems = [stems(s) for s in sides]

@@ -90,6 +90,13 @@ def test_focus_keywords_that_share_a_word_with_the_question_refine_the_query() -
     assert plan.tasks[0].queries == ("who must review a change? code review",)
 
 
+def test_a_word_with_a_capital_inside_is_searched_written_apart_too() -> None:
+    collections = _collections("engineering", engineering=())
+    q = Question(text="how do I apply for MediCal?", allowed=("engineering",))
+    plan = plan_research(q, "factual", collections, {"engineering": 1.0}, ResearchLimits())
+    assert plan.tasks[0].queries == ("how do I apply for MediCal? Medi Cal",)
+
+
 def test_the_model_may_add_collections_but_never_drop_what_routing_found() -> None:
     from graph.llm.schemas import PlannedCollection, PlanOutput
     from graph.research.planning import plan_from_model

@@ -1,6 +1,6 @@
 """A question's misspelt names and long words are read as the passages found write them."""
 
-from retrieval.spelling import respell
+from retrieval.spelling import respell, spelled_apart
 
 MEMORIAL = (
     "Livesey Hall War Memorial",
@@ -42,3 +42,16 @@ def test_nothing_changes_without_an_unmistakable_correction() -> None:
     assert respell("Where is Lake Mara?", ["Lake Mary and Lake Maya are near."]) == "Where is Lake Mara?"
     # Nothing to correct when every word is written.
     assert respell("Livesey Hall War Memorial", MEMORIAL) == "Livesey Hall War Memorial"
+
+
+def test_a_word_with_a_capital_inside_is_searched_and_read_as_the_passages_write_it_apart() -> None:
+    # "MediCal" is read as "medical", another word: the documents write "Medi-Cal".
+    assert spelled_apart("How do I apply for MediCal or PayPal?") == ["Medi Cal", "Pay Pal"]
+    # A name's short prefix is no part of its own ("McCartney", "DeVito", "iPhone").
+    assert spelled_apart("McCartney, DeVito and an iPhone") == []
+    passages = ["You can apply for Medi-Cal through your county's office."]
+    assert respell("How do I apply for MediCal?", passages) == "How do I apply for Medi-Cal?"
+    # Written joined in the passages, it stays as typed.
+    assert respell("Is JavaScript allowed?", ["JavaScript is allowed; so is Java Script."]) == (
+        "Is JavaScript allowed?"
+    )
