@@ -244,7 +244,7 @@ _ASK_WORDS = frozenset(
     older younger larger smaller bigger longer shorter higher lower earlier stricter faster slower
     more less most least greater newer taller
     really actually basically pretty sure maybe perhaps wonder wondering supposed anyway want wants
-    wanted
+    wanted mean means meaning understand understanding definition define
     """.split()
 )
 
