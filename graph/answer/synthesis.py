@@ -349,7 +349,11 @@ def choose_claims(
             else []
         )
         if answering:
-            return Selection(claims=answering, coverage=Coverage(found=True), closest=[])
+            return Selection(
+                claims=_with_continuation(answering, merged, limits.answer_sentences),
+                coverage=Coverage(found=True),
+                closest=[],
+            )
         return Selection(
             claims=[], coverage=Coverage(found=False), closest=_closest(focus, closeness, merged)
         )
@@ -451,7 +455,7 @@ def choose_claims(
             answering = _answering(focus, closeness, merged, limits.answer_sentences)
             if answering:
                 return Selection(
-                    claims=answering,
+                    claims=_with_continuation(answering, merged, limits.answer_sentences),
                     coverage=replace(coverage, found=True),
                     closest=[],
                     candidates=_best(ranked, limits),
@@ -465,9 +469,36 @@ def choose_claims(
             kept = _documents_that_belong(
                 kept, kept_passages, closeness, merged, keep=hops | added | required
             )
+        kept = _with_continuation(kept, merged, limits.answer_sentences)
         return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else _closest(focus, closeness, merged)
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
+
+
+def _with_continuation(
+    kept: list[tuple[Claim, str]], merged: Sequence[Passage], most: int
+) -> list[tuple[Claim, str]]:
+    """The answer with the sentence that continues its first one, right after it: the next
+    sentence of the same passage, when it speaks of what the first one does (shares a content
+    word with it: "Report a lost security key … IT revokes the key and issues a temporary one
+    that expires after seven days") and is not quoted already."""
+    if not kept or len(kept) >= most:
+        return kept
+    first, collection = kept[0]
+    passage = next((p for p in merged if p.id == first.passage_ids[0]), None)
+    if passage is None:
+        return kept
+    sentences = quotable_sentences(passage)
+    if first.text not in sentences:
+        return kept
+    at = sentences.index(first.text)
+    if at + 1 >= len(sentences):
+        return kept
+    following = sentences[at + 1]
+    if following in {c.text for c, _ in kept} or not (stems(following) & stems(first.text)):
+        return kept
+    continuation = Claim(text=following, passage_ids=(passage.id,), coverage=0.0)
+    return [kept[0], (continuation, collection), *kept[1:]]
 
 
 def _documents_that_belong(

@@ -1,4 +1,10 @@
-from graph.answer.synthesis import build_answer, merge_passages, select_claims, synthesize_extractive
+from graph.answer.synthesis import (
+    build_answer,
+    choose_claims,
+    merge_passages,
+    select_claims,
+    synthesize_extractive,
+)
 from graph.context import ResearchLimits
 from graph.models import Claim, Finding, Plan, QueryHits, ResearchTask
 from retrieval.passages import Passage
@@ -445,3 +451,22 @@ def test_a_question_naming_an_entity_in_the_possessive_keeps_it_named() -> None:
     )
     texts = _answered("When did the Confederation's congress first meet?", [congress, *_FILLER])
     assert "The Congress of the Confederation first met on 2 March 1781." in texts
+
+
+def test_the_sentence_that_continues_the_answer_follows_it() -> None:
+    # "IT revokes the key …" shares no word with the question, but goes on about the answer's key.
+    lost = _titled(
+        "k1",
+        "Lost keys",
+        "Report a lost security key to the help desk within one hour. "
+        "IT revokes the key and issues a temporary one that expires after seven days. "
+        "The help desk is staffed from 8 to 18 on weekdays.",
+        5.0,
+    )
+    plan = _asked("who do I tell about a lost security key", "places")
+    selection = choose_claims(plan, [_finding("places", [lost], [])], ResearchLimits(), from_passages=True)
+    claims = [c.text for c, _ in selection.claims]
+    assert claims[:2] == [
+        "Report a lost security key to the help desk within one hour.",
+        "IT revokes the key and issues a temporary one that expires after seven days.",
+    ]
