@@ -25,7 +25,8 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 
 
 # A word written with a capital inside ("MediCal", "PowerPoint"): parts of three letters or more,
-# so no name's prefix ("McCartney", "DeVito", "LeBron") is split off.
+# so the shortest prefixes of names ("McCartney", "DeVito", "LeBron") are not split off (longer
+# ones are: "MacArthur" is also searched as "Mac Arthur").
 _CAMEL_CASE = re.compile(r"\b[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{2,})+\b")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 
@@ -39,8 +40,8 @@ def spelled_apart(text: str) -> list[str]:
 
 def respell(question: str, texts: Sequence[str]) -> str:
     """``question`` with each misspelt word (see the module) written as ``texts`` write it, and
-    each word written with a capital inside that the texts write only apart ("MediCal", when they
-    write "Medi-Cal") written so."""
+    each word written with a capital inside that the texts write only with a hyphen ("MediCal",
+    when they write "Medi-Cal") written so."""
     return _respell_words(_joined_as_written(question, texts), texts)
 
 
@@ -50,7 +51,9 @@ def _joined_as_written(question: str, texts: Sequence[str]) -> str:
         if any(word in text for text in texts):
             continue
         parts = _CAMEL_PART.findall(word)
-        apart = re.compile(r"\b" + r"[\s-]".join(map(re.escape, parts)) + r"\b", re.IGNORECASE)
+        # Written apart as a name is: its parts, capitals and all, joined by a hyphen ("Medi-Cal";
+        # "one drive" in a sentence is not "OneDrive").
+        apart = re.compile(r"\b" + "-".join(map(re.escape, parts)) + r"\b")
         written = next((m.group() for text in texts if (m := apart.search(text))), None)
         if written is not None:
             question = question[: match.start()] + written + question[match.end() :]

@@ -45,7 +45,7 @@ from retrieval.names import mentions
 from retrieval.passages import Passage
 from retrieval.scoring import is_hybrid
 from retrieval.spelling import respell
-from retrieval.text import stems, tokens, words
+from retrieval.text import sentence_analysis, stems, tokens, words
 
 logger = logging.getLogger(__name__)
 
@@ -478,24 +478,35 @@ def choose_claims(
 def _with_continuation(
     kept: list[tuple[Claim, str]], merged: Sequence[Passage], most: int
 ) -> list[tuple[Claim, str]]:
-    """The answer with the sentence that continues its first one, right after it: the next
-    sentence of the same passage, when it speaks of what the first one does (shares a content
-    word with it: "Report a lost security key … IT revokes the key and issues a temporary one
-    that expires after seven days") and is not quoted already."""
+    """The answer with the sentence that continues its first one, right after it: the very next
+    sentence of the same passage and paragraph (no heading, question or blank line between), when
+    it speaks of what the first one does (shares a content word with it: "Report a lost security
+    key … IT revokes the key and issues a temporary one that expires after seven days"), can be
+    quoted, and repeats no sentence of the answer."""
     if not kept or len(kept) >= most:
         return kept
     first, collection = kept[0]
     passage = next((p for p in merged if p.id == first.passage_ids[0]), None)
     if passage is None:
         return kept
-    sentences = quotable_sentences(passage)
+    sentences = [sentence for sentence, _, _ in sentence_analysis(passage.text)[0]]
     if first.text not in sentences:
         return kept
     at = sentences.index(first.text)
     if at + 1 >= len(sentences):
         return kept
     following = sentences[at + 1]
-    if following in {c.text for c, _ in kept} or not (stems(following) & stems(first.text)):
+    start = passage.text.find(first.text)
+    between = (
+        passage.text[start + len(first.text) : passage.text.find(following, start)] if start >= 0 else ""
+    )
+    own = stems(following)
+    if (
+        "\n\n" in between
+        or following not in quotable_sentences(passage)
+        or not (own & stems(first.text))
+        or any(jaccard(own, stems(c.text)) >= DUPLICATE for c, _ in kept)
+    ):
         return kept
     continuation = Claim(text=following, passage_ids=(passage.id,), coverage=0.0)
     return [kept[0], (continuation, collection), *kept[1:]]

@@ -244,14 +244,20 @@ _ASK_WORDS = frozenset(
     older younger larger smaller bigger longer shorter higher lower earlier stricter faster slower
     more less most least greater newer taller
     really actually basically pretty sure maybe perhaps wonder wondering supposed anyway want wants
-    wanted mean means meaning understand understanding definition define
+    wanted means meaning understand understanding definition define
     """.split()
 )
 
 
 def key_terms(text: str) -> list[str]:
     """The question's content words that say what it is about, in order, without duplicates."""
-    return list(dict.fromkeys(t for t in terms(text) if t not in _ASK_WORDS))
+    shape = _ASK_WORDS | {"mean"} if _MEAN_ASK_RE.search(text) else _ASK_WORDS
+    return list(dict.fromkeys(t for t in terms(text) if t not in shape))
+
+
+# "mean" asking what a thing means ("what does SEV1 mean", "what do you mean by …"), not the
+# average ("the mean salary").
+_MEAN_ASK_RE = re.compile(r"\b(?:do|does|did)\s+(?:[\w'’-]+\s+){0,6}?mean\b|\bmean\s+by\b", re.IGNORECASE)
 
 
 def key_entities(text: str, *, language: str = "en") -> tuple[str, ...]:

@@ -29,6 +29,7 @@ def test_key_terms_leave_out_the_shape_of_the_ask() -> None:
     ]
     # Asking what a thing means is the shape of the ask too.
     assert key_terms("what does SEV1 mean") == ["sev1"]
+    assert key_terms("What is the mean salary?") == ["mean", "salary"]  # the average: what is asked
     assert key_terms("can you explain the definition of restricted data") == ["restricted", "data"]
     # Hedges and wishes are how people ask, not what about: no passage need write them.
     assert key_terms("pretty sure i pushed an aws key to a public repo") == [

@@ -470,3 +470,31 @@ def test_the_sentence_that_continues_the_answer_follows_it() -> None:
         "Report a lost security key to the help desk within one hour.",
         "IT revokes the key and issues a temporary one that expires after seven days.",
     ]
+
+
+def test_a_continuation_never_crosses_a_heading_or_a_question_nor_repeats_the_answer() -> None:
+    faq = _titled(
+        "f1",
+        "Time off FAQ",
+        "Can I carry over unused vacation days? Yes, up to five vacation days carry over to March. "
+        "Do sick days expire? No, sick days are not limited and never expire.",
+        5.0,
+    )
+    plan = _asked("can unused vacation days carry over", "places")
+    selection = choose_claims(plan, [_finding("places", [faq], [])], ResearchLimits(), from_passages=True)
+    assert "No, sick days are not limited and never expire." not in [c.text for c, _ in selection.claims]
+    sections = _titled(
+        "s1",
+        "Sick leave",
+        "For absences longer than five working days, a doctor's note is needed.\n\n"
+        "Company days off\n\n"
+        "The office closes between December 24 and January 1. These days are not taken from your leave.",
+        5.0,
+    )
+    plan = _asked("do I need a doctor's note when I am off sick", "places")
+    selection = choose_claims(
+        plan, [_finding("places", [sections], [])], ResearchLimits(), from_passages=True
+    )
+    claims = [c.text for c, _ in selection.claims]
+    assert claims[:1] == ["For absences longer than five working days, a doctor's note is needed."]
+    assert "The office closes between December 24 and January 1." not in claims

@@ -51,6 +51,8 @@ def test_a_word_with_a_capital_inside_is_searched_and_read_as_the_passages_write
     assert spelled_apart("McCartney, DeVito and an iPhone") == []
     passages = ["You can apply for Medi-Cal through your county's office."]
     assert respell("How do I apply for MediCal?", passages) == "How do I apply for Medi-Cal?"
+    # Its words in a sentence are not its name written apart.
+    assert respell("Is OneDrive allowed?", ["Files live on more than one drive."]) == "Is OneDrive allowed?"
     # Written joined in the passages, it stays as typed.
     assert respell("Is JavaScript allowed?", ["JavaScript is allowed; so is Java Script."]) == (
         "Is JavaScript allowed?"
