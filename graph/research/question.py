@@ -75,12 +75,9 @@ def without_courtesy(text: str) -> str:
     not about thanks: a word of courtesy is no key term to search or judge by), or is a greeting
     or thank-you itself ("hi Confer, thanks!"). A message that asks nothing after them ("thanks,
     that was really helpful!") is left whole, and read as it was written."""
-    if is_direct(text):
-        return text
     rest = text
     for _ in range(MAX_OPENINGS):
-        end = _opening(rest)
-        if end is None or is_direct(rest):
+        if is_direct(rest) or (end := _opening(rest)) is None:
             break
         rest = rest[end:]
     if rest == text or not terms(rest):
