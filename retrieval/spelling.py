@@ -46,17 +46,17 @@ def respell(question: str, texts: Sequence[str]) -> str:
 
 
 def _joined_as_written(question: str, texts: Sequence[str]) -> str:
+    """``question`` with each word written with a capital inside that ``texts`` never write so,
+    but write as a name written apart is, its parts, capitals and all, joined by a hyphen
+    ("Medi-Cal"; "one drive" in a sentence is not "OneDrive"), written that way."""
     for match in reversed(list(_CAMEL_CASE.finditer(question))):
         word = match.group()
         if any(word in text for text in texts):
             continue
-        parts = _CAMEL_PART.findall(word)
-        # Written apart as a name is: its parts, capitals and all, joined by a hyphen ("Medi-Cal";
-        # "one drive" in a sentence is not "OneDrive").
-        apart = re.compile(r"\b" + "-".join(map(re.escape, parts)) + r"\b")
-        written = next((m.group() for text in texts if (m := apart.search(text))), None)
-        if written is not None:
-            question = question[: match.start()] + written + question[match.end() :]
+        hyphenated = "-".join(_CAMEL_PART.findall(word))
+        apart = re.compile(r"\b" + re.escape(hyphenated) + r"\b")
+        if any(apart.search(text) for text in texts):
+            question = question[: match.start()] + hyphenated + question[match.end() :]
     return question
 
 
