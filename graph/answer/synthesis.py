@@ -496,13 +496,13 @@ def _with_continuation(
     if at + 1 >= len(sentences):
         return kept
     following = sentences[at + 1]
-    start = passage.text.find(first.text)
-    between = (
-        passage.text[start + len(first.text) : passage.text.find(following, start)] if start >= 0 else ""
-    )
+    start = passage.text.find(first.text) + len(first.text)
+    end = passage.text.find(following, start)
     own = stems(following)
     if (
-        "\n\n" in between
+        start < len(first.text)  # neither found as written in the text: no paragraph to read
+        or end < 0
+        or "\n\n" in passage.text[start:end]
         or following not in quotable_sentences(passage)
         or not (own & stems(first.text))
         or any(jaccard(own, stems(c.text)) >= DUPLICATE for c, _ in kept)
