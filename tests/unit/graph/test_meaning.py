@@ -511,3 +511,23 @@ async def test_a_comparison_of_named_collections_keeps_each_collections_section(
     close = await sentence_closeness(question, [engineering, security], vectors)
     answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=close)
     assert [s.collection for s in answer.sections] == ["engineering", "security"]
+
+
+async def test_a_name_the_documents_write_only_otherwise_leaves_far_documents_out() -> None:
+    """ "PR" is written nowhere, only "pull request": no chain runs through it, so a document far
+    in meaning leaves the answer as for a question that names nothing."""
+    reviews = _passage(
+        "pr", "engineering", "Pull requests", "A pull request gets its first review within one working day."
+    )
+    meetings = _passage(
+        "mt", "engineering", "Review meetings", "Each pull request review is logged at the weekly meeting."
+    )
+    question = "how fast does a PR get a review"
+    plan, findings = _plan(question, "engineering"), [_finding("engineering", reviews, meetings)]
+    aliases = {"pr": frozenset({"pull", "request"})}
+    vectors = SentenceVectors({"first review": 0.7, "is logged": 0.7 - CLOSE_TO_BEST - 0.05})
+    close = await sentence_closeness(question, [reviews, meetings], vectors)
+    by_words = synthesize_extractive(plan, findings, ResearchLimits(), aliases=aliases)
+    assert sorted(c.passage.id for c in by_words.citations) == ["mt", "pr"]
+    answer = synthesize_extractive(plan, findings, ResearchLimits(), aliases=aliases, closeness=close)
+    assert [c.passage.id for c in answer.citations] == ["pr"]
