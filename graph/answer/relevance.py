@@ -145,6 +145,14 @@ _YEAR_RE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b")
 _MONTHS = frozenset(
     "january february march april may june july august september october november december".split()
 )
+# A day of the week (or its plural, "Sundays") and a time of day answer "when" and "what day" as
+# a date does: "from Tuesday 10:00 to the next Tuesday 10:00".
+_WEEKDAYS = frozenset(
+    f"{day}{plural}"
+    for day in "monday tuesday wednesday thursday friday saturday sunday".split()
+    for plural in ("", "s")
+)
+_CLOCK_RE = re.compile(r"\b(?:[01]?[0-9]|2[0-3]):[0-5][0-9]\b")
 _NUMBER_WORDS = frozenset(
     """two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
     hundred thousand million billion dozen""".split()
@@ -159,7 +167,9 @@ def offers_answer(focus: QuestionFocus, sentence: str) -> bool:
     asked = focus.question_words
     if focus.asks == "date":
         years = [y for y in _YEAR_RE.findall(sentence) if y not in asked]
-        return bool(years) or any(w in _MONTHS and w not in asked for w in words(sentence))
+        if years or any(t not in asked for t in _CLOCK_RE.findall(sentence)):
+            return True
+        return any((w in _MONTHS or w in _WEEKDAYS) and w not in asked for w in words(sentence))
     if focus.asks == "number":
         return any((_has_digit(w) or w in _NUMBER_WORDS) and w not in asked for w in words(sentence))
     return any(w not in asked for w in name_words(sentence))

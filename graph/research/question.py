@@ -268,7 +268,8 @@ AnswerType = Literal["date", "number", "name", "any"]
 # What an English question asks for, from its wording: a date ("when", "what year"), a number
 # ("how many", "what population"), a name ("who", "where", "which city"), or anything.
 _DATE_ASK_RE = re.compile(
-    r"^\s*when\b|\b(what|which) (year|decade|century|date|month)\b|\bsince when\b|\bhow long ago\b",
+    r"^\s*when\b|\b(what|which) (year|decade|century|date|month|day|weekday|time)\b|"
+    r"\bsince when\b|\bhow long ago\b",
     re.IGNORECASE,
 )
 _NUMBER_ASK_RE = re.compile(

@@ -219,6 +219,55 @@ def test_a_when_question_prefers_the_sentence_with_a_date() -> None:
     assert not offers_answer(counted, "The race is run on a track.")
 
 
+def test_a_day_asked_for_is_answered_by_the_sentence_that_names_it() -> None:
+    # "what day ... week": the sentence that answers carries one key term ("week") and the day;
+    # with two key terms required of every sentence, it was left out and the answer said
+    # nothing of the day.
+    from graph.answer.relevance import focus_of, offers_answer
+    from graph.research.question import expected_answer
+
+    question = "what day does the on call week switch over"
+    assert expected_answer(question) == "date"
+    assert expected_answer("what time does the office open") == "date"
+    focus = focus_of(question, [])
+    assert offers_answer(focus, "The rotation runs from Tuesday 10:00 to the next Tuesday.")
+    assert offers_answer(focus, "Maintenance happens on Sundays.")
+    assert offers_answer(focus, "The handover is at 10:00.")
+    assert not offers_answer(focus, "Nobody is on call more than one week in four.")
+    rotation = _titled(
+        "r",
+        "On-call",
+        "Each product team runs its own on-call rotation. Rotations are one week long, from Tuesday "
+        "10:00 to the next Tuesday 10:00, with a primary and a secondary engineer.",
+        9.0,
+    )
+    limits = _titled(
+        "l",
+        "On-call limits",
+        "Nobody is on call more than one week in four. After a night with more than two pages, the "
+        "on-call engineer starts the next day late.",
+        8.0,
+    )
+    answer = synthesize_extractive(
+        _asked(question, "places"), [_finding("places", [rotation, limits], [])], ResearchLimits()
+    )
+    texts = [sentence.text for section in answer.sections for sentence in section.sentences]
+    assert answer.found
+    assert any("from Tuesday 10:00" in t for t in texts)
+    # A question that names something is answered by sentences about it: one key term and a
+    # date are not enough there (a sentence of another subject's "final years").
+    question = "In what year did Kestrel Systems open the Lisbon office?"
+    office = _titled("a", "Kestrel Systems", "Kestrel Systems opened the Lisbon office in 2019.", 9.0)
+    market = _titled(
+        "b", "Porto market", "In its final years the old market, founded in 1880, drew crowds.", 8.5
+    )
+    answer = synthesize_extractive(
+        _asked(question, "places"), [_finding("places", [office, market], [])], ResearchLimits()
+    )
+    texts = [sentence.text for section in answer.sections for sentence in section.sentences]
+    assert texts == ["Kestrel Systems opened the Lisbon office in 2019."]
+
+
 def _bridge_findings(second_hop: list[Passage]) -> list[Finding]:
     """A bridge question's rounds: the first finds the film's passage, which names its director;
     the follow-up for the director finds ``second_hop``."""
