@@ -22,6 +22,24 @@ _THANKS_RE = re.compile(
     r"[^?]{0,20}$",
     re.IGNORECASE,
 )
+# The same thank-you without the limit on what follows it: what follows is then read part by part.
+_THANKS_HEAD_RE = re.compile(
+    rf"^\s*((?:(?:{_GREETINGS}|{_INTERJECTION})(?:[\s,!.]+|\s+[-\u2013\u2014]\s+))*{_THANKS})"
+    r"\b(?:\s+(?:so much|a lot|very much|again))?",
+    re.IGNORECASE,
+)
+# Praise or acknowledgement of an answer, a part of a message of its own ("that was really
+# helpful", "this helps a lot", "makes sense", "got it"): said with or without a thank-you, it is
+# one; before a question, it is a courtesy like a thank-you.
+_PRAISE = (
+    r"(?:(?:(?:that|this|it|you)(?:['\u2019]s|['\u2019]re|\s+(?:is|was|were|are|have been|has been))?\s+)?"
+    r"(?:(?:really|very|so|super|most|extremely|truly|incredibly)\s+)?"
+    r"(?:helpful|useful|great|perfect|amazing|awesome|brilliant|excellent|fantastic|exactly what i needed)"
+    r"|(?:that|this|it)\s+(?:is|was|['\u2019]s)\s+(?:clear|good to know)"
+    r"|(?:that|this|it)\s+helps?(?:\s+a\s+lot)?|(?:(?:that|this)\s+)?makes sense|good to know"
+    r"|(?:much\s+)?appreciated|got it|understood|noted)"
+)
+_PRAISE_RE = re.compile(_PRAISE, re.IGNORECASE)
 # What follows a thank-you when it asks something more ("thanks, is it paid").
 _ASKS_RE = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|how|what|when|where|why|"
@@ -63,7 +81,7 @@ _COURTESY = (
     rf"|{_THANKS}(?:\s+(?:so much|a lot|very much|in advance|again))?"
     rf"(?:\s+for\b[^,;:!?.]{{0,40}})?{_ADDRESSED}"
     r"|(?:i am |i['’]m |im )?sorry(?:\s+(?:to|if)\b[^,;:!?.]{0,40}?(?:,?\s+but\b)?)?"
-    r"|by the way|btw|i see|got it|understood|i mean|i meant|anyway)"
+    rf"|by the way|btw|i see|i mean|i meant|anyway|{_PRAISE})"
 )
 _COURTESY_RE = re.compile(rf"^\s*{_COURTESY}(?:\s*[,;:!.]+|\s+[-\u2013\u2014]+)\s*", re.IGNORECASE)
 _ASIDE_RE = re.compile(rf"^\s*{_COURTESY}\s+(?=\S)", re.IGNORECASE)
@@ -133,26 +151,43 @@ def is_direct(text: str) -> bool:
 
 def _is_thanks(text: str) -> bool:
     """A thank-you and nothing that asks more: no question mark, and no part of what follows it
-    opening as a question or a request ("thanks for the help, how do I submit it" asks)."""
+    opening as a question or a request ("thanks for the help, how do I submit it" asks). A
+    thank-you followed by praise of any length ("thank you, that was really helpful!"), and
+    praise alone ("great, that helps a lot"), are thank-yous too."""
     thanks = _THANKS_RE.match(text)
     if thanks is None:
-        return False
+        head = _THANKS_HEAD_RE.match(text)
+        parts = [p for p in map(str.strip, _PARTS_RE.split(text[head.end() :] if head else text)) if p]
+        return (
+            "?" not in text
+            and bool(parts)
+            and all(_PRAISE_RE.fullmatch(p) or (head is None and _ALSO_SAID_RE.fullmatch(p)) for p in parts)
+            and any(_PRAISE_RE.fullmatch(p) for p in parts)
+        )
     rest = text[thanks.end(1) :]
     return "?" not in rest and not any(
         _ASKS_RE.match(part) or _REQUEST_RE.match(part) for part in map(str.strip, _PARTS_RE.split(rest))
     )
 
 
+# Said beside praise without making it a question ("ok, got it", "understood, thanks").
+_ALSO_SAID_RE = re.compile(
+    rf"{_INTERJECTION}|{_THANKS}(?:\s+(?:so much|a lot|very much|again))?", re.IGNORECASE
+)
+
+
 _PARTS_RE = re.compile(r"[,;:!.]+|\s[-\u2013\u2014]\s")
 
 
 def classify_question(text: str) -> QuestionKind:
-    if not terms(text) or _HELP_RE.match(text):
+    if _HELP_RE.match(text):
+        return "help"
+    if _is_thanks(" ".join(text.split())):
+        return "thanks"  # before the words: "got it" has no key term, and asks for no help
+    if not terms(text):
         return "help"
     if _GREETING_RE.match(text):
         return "greeting"
-    if _is_thanks(" ".join(text.split())):
-        return "thanks"
     if _COMPARE_RE.search(text) or comparison_sides(text):
         return "comparative"
     if _EXPLORE_RE.match(text):

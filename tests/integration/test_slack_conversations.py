@@ -58,16 +58,17 @@ async def test_reply_in_an_answered_thread_is_a_followup_with_the_earlier_turn(h
     assert any("Searching: can parental leave be taken in blocks?" in t for t in statuses)
 
 
+@pytest.mark.parametrize("thanks", ["thanks!", "thank you, that was really helpful!"])
 async def test_a_thank_you_in_the_thread_is_welcomed_and_the_next_reply_builds_on_the_question(
-    harness: Harness,
+    harness: Harness, thanks: str
 ) -> None:
     await harness.slack.mention("How long is parental leave? in:people", ts="1700000005.000100")
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
-    await harness.slack.message("thanks!", ts="1700000005.000200", thread_ts="1700000005.000100")
+    await harness.slack.message(thanks, ts="1700000005.000200", thread_ts="1700000005.000100")
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
-    thanks = harness.fake.answers()[1]
-    assert thanks["thread_ts"] == "1700000005.000100"
-    assert "welcome" in _answer_text(thanks) and "parental" not in _answer_text(thanks).lower()
+    welcomed = harness.fake.answers()[1]
+    assert welcomed["thread_ts"] == "1700000005.000100"
+    assert "welcome" in _answer_text(welcomed) and "parental" not in _answer_text(welcomed).lower()
     await harness.slack.message(
         "And can it be taken in blocks?", ts="1700000005.000300", thread_ts="1700000005.000100"
     )

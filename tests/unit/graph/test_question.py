@@ -39,7 +39,10 @@ def test_in_targets_are_taken_out_anywhere_in_the_text() -> None:
         ("thanks for the help, how do I submit the form", "how do I submit the form"),
         # Courtesies before a thank-you or greeting leave it, to be answered as one.
         ("hi Confer, thanks!", "thanks!"),
-        ("ok, got it, thanks!", "thanks!"),
+        ("ok, got it, thanks!", "ok, got it, thanks!"),  # a thank-you as a whole (see below)
+        # Praise before a question is a courtesy too.
+        ("thanks, that was really helpful! how do I book time off?", "how do I book time off?"),
+        ("Perfect, that makes sense. And for contractors?", "And for contractors?"),
         ("hello, good morning", "good morning"),
         # A courtesy with nothing asked after it stays whole, to be answered or read as written.
         ("thanks!", "thanks!"),
@@ -69,6 +72,17 @@ def test_a_courtesy_before_the_question_is_not_asked(text: str, asked: str) -> N
         ("thanks for the help, how do I submit the form", "factual"),
         ("Thanks for the info! Is it the same for contractors", "factual"),
         ("thank you so much for all the info, really helpful", "thanks"),
+        # Praise of an answer, however long, with or without a thank-you, is one; a thank-you
+        # followed by anything else is read as written.
+        ("thank you, that was really helpful!", "thanks"),
+        ("great, that helps a lot", "thanks"),
+        ("Perfect, that makes sense.", "thanks"),
+        ("ok, got it", "thanks"),
+        ("understood, thanks", "thanks"),
+        ("thanks, the vpn is not working for me on linux", "factual"),
+        ("that was helpful but what about contractors?", "factual"),
+        ("it was useful to read the policy on travel", "factual"),
+        ("the office is great", "factual"),
         ("help", "help"),
         ("can you please help me?", "help"),
         ("can you help me with the vpn?", "factual"),
