@@ -142,17 +142,21 @@ def focus_of(
 
 
 _YEAR_RE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b")
-_MONTHS = frozenset(
-    "january february march april may june july august september october november december".split()
-)
+# Months, but "may" and "march", which are months only as written with a capital inside a
+# sentence ("in May", not "you may not carry over").
+_MONTHS = frozenset("january february april june july august september october november december".split())
+_MONTH_OR_WORD_RE = re.compile(r"(?<=\S )(?:May|March)\b")
 # A day of the week (or its plural, "Sundays") and a time of day answer "when" and "what day" as
-# a date does: "from Tuesday 10:00 to the next Tuesday 10:00".
+# a date does: "from Tuesday 10:00 to the next Tuesday 10:00". A time has a two-digit hour or says
+# a.m. or p.m. ("9:30 am"): "John 3:16" and a ratio of 3:45 are none.
 _WEEKDAYS = frozenset(
     f"{day}{plural}"
     for day in "monday tuesday wednesday thursday friday saturday sunday".split()
     for plural in ("", "s")
 )
-_CLOCK_RE = re.compile(r"\b(?:[01]?[0-9]|2[0-3]):[0-5][0-9]\b")
+_CLOCK_RE = re.compile(
+    r"\b(?:([01][0-9]|2[0-3]):([0-5][0-9])\b|([1-9]):([0-5][0-9]) ?(?=[ap]\.?m\b))", re.IGNORECASE
+)
 _NUMBER_WORDS = frozenset(
     """two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
     hundred thousand million billion dozen""".split()
@@ -165,9 +169,12 @@ def offers_answer(focus: QuestionFocus, sentence: str) -> bool:
     if focus.asks == "any":
         return False
     asked = focus.question_words
-    if focus.asks == "date":
+    if focus.asks in ("date", "day"):
         years = [y for y in _YEAR_RE.findall(sentence) if y not in asked]
-        if years or any(t not in asked for t in _CLOCK_RE.findall(sentence)):
+        if years or (_MONTH_OR_WORD_RE.search(sentence) and not {"may", "march"} & asked):
+            return True
+        # a time the question says ("the 10:00 standup") is no answer: its words are "10", "00"
+        if any(not {h or h2, m or m2} <= asked for h, m, h2, m2 in _CLOCK_RE.findall(sentence)):
             return True
         return any((w in _MONTHS or w in _WEEKDAYS) and w not in asked for w in words(sentence))
     if focus.asks == "number":

@@ -238,10 +238,12 @@ def _earns_place(focus: QuestionFocus, sentence: str, passage: Passage) -> bool:
     hits = focus.stems(sentence) & focus.weights.keys()
     if len(hits) >= min(2, len(focus.weights)):
         return True
-    # One key term and the date or day asked for ("what day … week": "one week long, from
+    # One key term and the day or time asked for ("what day … week": "one week long, from
     # Tuesday 10:00") is a sentence that may answer, for a question that names nothing (one that
-    # does is answered by sentences about what it names). Not a number: numbers are everywhere.
-    if hits and focus.asks == "date" and not focus.entities and offers_answer(focus, sentence):
+    # does is answered by sentences about what it names). Not for "when" (a weekday said in
+    # passing, "go to the Monday sync", is no answer to "when does the freeze start"), nor a
+    # number: numbers are everywhere.
+    if hits and focus.asks == "day" and not focus.entities and offers_answer(focus, sentence):
         return True
     return bool(focus.entities) and entity_share(focus, sentence, passage.title) > 0
 

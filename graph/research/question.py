@@ -16,28 +16,28 @@ _GREETING_RE = re.compile(
     rf"^\s*{_GREETINGS}\b[\s!.,]*(there|confer|all|team)?[\s!.,]*$",
     re.IGNORECASE,
 )
+# A thank-you, with the greetings and interjections before it ("ok, great, thanks") and what it
+# is for ("thanks so much for your help"); what follows it is read part by part (``_is_thanks``).
 _THANKS_RE = re.compile(
     rf"^\s*((?:(?:{_GREETINGS}|{_INTERJECTION})(?:[\s,!.]+|\s+[-\u2013\u2014]\s+))*{_THANKS})"
-    r"\b(?:\s+(?:so much|a lot|very much|again))?(?:\s+for\s+(?:the|your|all|this|that)\b[^?,;:!.]{0,30})?"
-    r"[^?]{0,20}$",
-    re.IGNORECASE,
-)
-# The same thank-you without the limit on what follows it: what follows is then read part by part.
-_THANKS_HEAD_RE = re.compile(
-    rf"^\s*((?:(?:{_GREETINGS}|{_INTERJECTION})(?:[\s,!.]+|\s+[-\u2013\u2014]\s+))*{_THANKS})"
-    r"\b(?:\s+(?:so much|a lot|very much|again))?",
+    r"\b(?:\s+(?:so much|a lot|a ton|a bunch|very much|again|in advance))?"
+    r"(?:\s+for\s+(?:the|your|all|this|that|everything)\b[^?,;:!.]{0,40})?",
     re.IGNORECASE,
 )
 # Praise or acknowledgement of an answer, a part of a message of its own ("that was really
 # helpful", "this helps a lot", "makes sense", "got it"): said with or without a thank-you, it is
 # one; before a question, it is a courtesy like a thank-you.
 _PRAISE = (
+    rf"(?:(?:{_INTERJECTION})\s+)*"
     r"(?:(?:(?:that|this|it|you)(?:['\u2019]s|['\u2019]re|\s+(?:is|was|were|are|have been|has been))?\s+)?"
     r"(?:(?:really|very|so|super|most|extremely|truly|incredibly)\s+)?"
-    r"(?:helpful|useful|great|perfect|amazing|awesome|brilliant|excellent|fantastic|exactly what i needed)"
-    r"|(?:that|this|it)\s+(?:is|was|['\u2019]s)\s+(?:clear|good to know)"
-    r"|(?:that|this|it)\s+helps?(?:\s+a\s+lot)?|(?:(?:that|this)\s+)?makes sense|good to know"
-    r"|(?:much\s+)?appreciated|got it|understood|noted)"
+    r"(?:helpful|useful|great|cool|perfect|amazing|awesome|brilliant|excellent|fantastic|clear|"
+    r"exactly what i needed)"
+    r"|(?:that|this|it)(?:['\u2019]s|\s+(?:is|was))\s+good to know|good to know"
+    r"|(?:that|this|it)\s+(?:really\s+)?(?:helps|helped)(?:\s+a\s+lot)?"
+    r"|(?:(?:that|this|it)\s+)?makes\s+sense(?:\s+now)?"
+    r"|(?:much\s+)?appreciated|got it|understood|noted"
+    r"|have a (?:good|nice|great|lovely) (?:day|one|weekend|evening))"
 )
 _PRAISE_RE = re.compile(_PRAISE, re.IGNORECASE)
 # What follows a thank-you when it asks something more ("thanks, is it paid").
@@ -150,26 +150,41 @@ def is_direct(text: str) -> bool:
 
 
 def _is_thanks(text: str) -> bool:
-    """A thank-you and nothing that asks more: no question mark, and no part of what follows it
-    opening as a question or a request ("thanks for the help, how do I submit it" asks). A
-    thank-you followed by praise of any length ("thank you, that was really helpful!"), and
-    praise alone ("great, that helps a lot"), are thank-yous too."""
+    """A thank-you and nothing more, or praise of an answer: no question mark, and every part of
+    what follows the thank-you praises, acknowledges, says goodbye or says what the asker will do
+    ("thank you, that was really helpful!", "thanks, I will try that", "thanks mate"), emoji
+    aside. Praise without a thank-you is one too ("great, that helps a lot"). Anything else after
+    a thank-you is read as written: "thanks, the form is broken" reports something, and "thanks
+    for the help, how do I submit it" asks."""
+    text = " ".join(_EMOJI_RE.sub(" ", text).split())  # ":pray:", "🙏", ":)" say nothing more
+    if "?" in text:
+        return False
     thanks = _THANKS_RE.match(text)
-    if thanks is None:
-        head = _THANKS_HEAD_RE.match(text)
-        parts = [p for p in map(str.strip, _PARTS_RE.split(text[head.end() :] if head else text)) if p]
-        return (
-            "?" not in text
-            and bool(parts)
-            and all(_PRAISE_RE.fullmatch(p) or (head is None and _ALSO_SAID_RE.fullmatch(p)) for p in parts)
-            and any(_PRAISE_RE.fullmatch(p) for p in parts)
-        )
-    rest = text[thanks.end(1) :]
-    return "?" not in rest and not any(
-        _ASKS_RE.match(part) or _REQUEST_RE.match(part) for part in map(str.strip, _PARTS_RE.split(rest))
+    parts = [p for p in map(str.strip, _PARTS_RE.split(text[thanks.end() :] if thanks else text)) if p]
+    if thanks is not None:
+        return all(_PRAISE_RE.fullmatch(p) or _AFTER_THANKS_RE.fullmatch(p) for p in parts)
+    return (
+        bool(parts)
+        and all(_PRAISE_RE.fullmatch(p) or _ALSO_SAID_RE.fullmatch(p) for p in parts)
+        and any(_PRAISE_RE.fullmatch(p) for p in parts)
     )
 
 
+# What else may follow a thank-you in a message that is one: words of address, another thank-you,
+# what the asker will do, that it worked, a goodbye.
+_AFTER_THANKS_RE = re.compile(
+    rf"{_INTERJECTION}|{_THANKS}(?:\s+(?:so much|a lot|very much|again))?"
+    r"|there|confer|all|team|everyone|folks|guys|mate|again|in advance"
+    r"|(?:(?:i|we)(?:['\u2019]ll| will)|will) (?:do|try|check|look into|read|use)"
+    r"(?: (?:that|it|this|them))?(?: out| now)?"
+    r"|will do|(?:that|it) (?:worked|works|did it|did the trick|fixed it)(?: now)?|works now|all good"
+    r"|bye|see you|talk later|you rock|you(?:['\u2019]re| are) (?:the best|a star|a lifesaver)",
+    re.IGNORECASE,
+)
+# Emoji, as Slack writes them (":pray:", ":+1:") or as characters, and smileys.
+_EMOJI_RE = re.compile(
+    r":[a-z0-9_+'-]+:|(?<!\w)[:;]-?[()DPp](?!\w)|[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+"
+)
 # Said beside praise without making it a question ("ok, got it", "understood, thanks").
 _ALSO_SAID_RE = re.compile(
     rf"{_INTERJECTION}|{_THANKS}(?:\s+(?:so much|a lot|very much|again))?", re.IGNORECASE
@@ -298,13 +313,20 @@ def key_entities(text: str, *, language: str = "en") -> tuple[str, ...]:
     return tuple(dict.fromkeys(e for e in found if any(w not in STOPWORDS for w in words(e))))
 
 
-AnswerType = Literal["date", "number", "name", "any"]
+AnswerType = Literal["date", "day", "number", "name", "any"]
 
-# What an English question asks for, from its wording: a date ("when", "what year"), a number
-# ("how many", "what population"), a name ("who", "where", "which city"), or anything.
+# What an English question asks for, from its wording: a date ("when", "what year"), a day or
+# time of day ("what day does …", "what time is …"), a number ("how many", "what population"), a
+# name ("who", "where", "which city"), or anything.
 _DATE_ASK_RE = re.compile(
-    r"^\s*when\b|\b(what|which) (year|decade|century|date|month|day|weekday|time)\b|"
-    r"\bsince when\b|\bhow long ago\b",
+    r"^\s*when\b|\b(what|which) (year|decade|century|date|month)\b|\bsince when\b|\bhow long ago\b",
+    re.IGNORECASE,
+)
+# The day or time asked about is what the verb after it is said of: "what time off …", "what
+# day rate …" and "what time zone …" ask for other things.
+_DAY_ASK_RE = re.compile(
+    r"\b(what|which) (day|days|weekday|weekdays|time|times|hours)(?: of the (?:week|month|year))? "
+    r"(is|are|was|were|do|does|did|will|would|should|can|could|has|have)\b",
     re.IGNORECASE,
 )
 _NUMBER_ASK_RE = re.compile(
@@ -333,6 +355,8 @@ def expected_answer(text: str) -> AnswerType:
         return "any"
     if _DATE_ASK_RE.search(text):
         return "date"
+    if _DAY_ASK_RE.search(text):
+        return "day"
     if _NUMBER_ASK_RE.search(text):
         return "number"
     if _NAME_ASK_RE.search(text):

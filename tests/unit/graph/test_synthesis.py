@@ -227,13 +227,29 @@ def test_a_day_asked_for_is_answered_by_the_sentence_that_names_it() -> None:
     from graph.research.question import expected_answer
 
     question = "what day does the on call week switch over"
-    assert expected_answer(question) == "date"
-    assert expected_answer("what time does the office open") == "date"
+    assert expected_answer(question) == "day"
+    assert expected_answer("what time does the office open") == "day"
+    assert expected_answer("which day of the week is payday?") == "day"
+    # "time off", "day rate" and "time zone" are what these ask about, not a day or time.
+    assert expected_answer("What time off am I entitled to?") == "any"
+    assert expected_answer("What day rate do contractors get?") == "any"
+    assert expected_answer("what time zone is the Berlin office in?") == "any"
     focus = focus_of(question, [])
     assert offers_answer(focus, "The rotation runs from Tuesday 10:00 to the next Tuesday.")
     assert offers_answer(focus, "Maintenance happens on Sundays.")
     assert offers_answer(focus, "The handover is at 10:00.")
+    assert offers_answer(focus, "The handover is at 9:30 am.")
+    assert offers_answer(focus, "It closes in May.")
     assert not offers_answer(focus, "Nobody is on call more than one week in four.")
+    # no time of day, and no month: a verse, a ratio, a build number, the verb "may"
+    assert not offers_answer(focus, "See John 3:16 on the rotation.")
+    assert not offers_answer(focus, "The rotation ratio is 3:45.")
+    assert not offers_answer(focus, "Build 2:10 changed the rotation.")
+    assert not offers_answer(focus, "You may swap a week with a teammate.")
+    # a time the question says is no answer to it
+    standup = focus_of("what day does the 10:00 standup move", [])
+    assert not offers_answer(standup, "The 10:00 standup is held in room 3.")
+    assert offers_answer(standup, "The 10:00 standup moves to Wednesdays.")
     rotation = _titled(
         "r",
         "On-call",
@@ -254,6 +270,19 @@ def test_a_day_asked_for_is_answered_by_the_sentence_that_names_it() -> None:
     texts = [sentence.text for section in answer.sections for sentence in section.sentences]
     assert answer.found
     assert any("from Tuesday 10:00" in t for t in texts)
+    # A "when" question's sentence needs two key terms still: a weekday said in passing is no
+    # answer to "when is the year-end freeze" ("go to the Monday sync").
+    freeze = _titled(
+        "fr", "Deploys", "No deploys happen during the year-end freeze, from December 20 to January 3.", 9.0
+    )
+    sync = _titled("sy", "Meetings", "Questions about the freeze go to the Monday sync.", 8.0)
+    answer = synthesize_extractive(
+        _asked("when is the year-end freeze", "places"),
+        [_finding("places", [freeze, sync], [])],
+        ResearchLimits(),
+    )
+    texts = [sentence.text for section in answer.sections for sentence in section.sentences]
+    assert texts == ["No deploys happen during the year-end freeze, from December 20 to January 3."]
     # A question that names something is answered by sentences about it: one key term and a
     # date are not enough there (a sentence of another subject's "final years").
     question = "In what year did Kestrel Systems open the Lisbon office?"
