@@ -40,10 +40,11 @@ _PRAISE = (
     r"|have a (?:good|nice|great|lovely) (?:day|one|weekend|evening))"
 )
 _PRAISE_RE = re.compile(_PRAISE, re.IGNORECASE)
-# What follows a thank-you when it asks something more ("thanks, is it paid").
+# What follows a thank-you when it asks something more ("thanks, is it paid", "ok, whats the
+# limit": a contraction typed without its apostrophe asks too).
 _ASKS_RE = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|how|what|when|where|why|"
-    r"who|which)\b",
+    r"who|which|whats|hows|whens|wheres|whos|whys)\b",
     re.IGNORECASE,
 )
 _HELP_RE = re.compile(

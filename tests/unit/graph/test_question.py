@@ -43,6 +43,7 @@ def test_in_targets_are_taken_out_anywhere_in_the_text() -> None:
         # Praise before a question is a courtesy too.
         ("thanks, that was really helpful! how do I book time off?", "how do I book time off?"),
         ("Perfect, that makes sense. And for contractors?", "And for contractors?"),
+        ("awesome! whats the hotel limit", "whats the hotel limit"),
         ("hello, good morning", "good morning"),
         # A courtesy with nothing asked after it stays whole, to be answered or read as written.
         ("thanks!", "thanks!"),
