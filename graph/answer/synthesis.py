@@ -355,7 +355,7 @@ def choose_claims(
             if closeness is not None and plan.kind != "comparative"
             else []
         )
-        if answering and not _lacks_kind_asked(focus, answering):
+        if answering:
             return Selection(
                 claims=_with_continuation(answering, merged, limits.answer_sentences),
                 coverage=Coverage(found=True),
@@ -460,7 +460,7 @@ def choose_claims(
             # one, that a bridge question's second hop is missing, while a first hop's sentence
             # is close in meaning to the whole question.
             answering = _answering(focus, closeness, merged, limits.answer_sentences)
-            if answering and not _lacks_kind_asked(focus, answering):
+            if answering:
                 return Selection(
                     claims=_with_continuation(answering, merged, limits.answer_sentences),
                     coverage=replace(coverage, found=True),
@@ -477,26 +477,9 @@ def choose_claims(
                 kept, kept_passages, closeness, merged, keep=hops | added | required
             )
         kept = _with_continuation(kept, merged, limits.answer_sentences)
-        if not _lacks_kind_asked(focus, kept):
-            return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
-        logger.debug("the answer says nothing of the kind asked for")
-        return Selection(
-            claims=[],
-            coverage=replace(coverage, found=False),
-            closest=kept[:1],
-            candidates=_best(ranked, limits),
-        )
+        return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else _closest(focus, closeness, merged)
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
-
-
-def _lacks_kind_asked(focus: QuestionFocus, claims: Sequence[tuple[Claim, str]]) -> bool:
-    """A question asking a price ("how much does the growth plan cost") is answered only by
-    sentences of which one says an amount of money, or that there is no charge: sentences about
-    the plan that say no price do not answer it, however well they carry its words. (Other kinds
-    are no such test: "how many sick days" is answered by "sick leave is not limited", "when" by
-    "after three months".)"""
-    return focus.asks == "price" and not any(offers_answer(focus, claim.text) for claim, _ in claims)
 
 
 def _with_continuation(

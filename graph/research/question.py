@@ -314,7 +314,7 @@ def key_entities(text: str, *, language: str = "en") -> tuple[str, ...]:
     return tuple(dict.fromkeys(e for e in found if any(w not in STOPWORDS for w in words(e))))
 
 
-AnswerType = Literal["date", "day", "price", "number", "name", "any"]
+AnswerType = Literal["date", "day", "number", "name", "any"]
 
 # What an English question asks for, from its wording: a date ("when", "what year"), a day or
 # time of day ("what day does …", "what time is …"), a number ("how many", "what population"), a
@@ -328,12 +328,6 @@ _DATE_ASK_RE = re.compile(
 _DAY_ASK_RE = re.compile(
     r"\b(what|which) (day|days|weekday|weekdays|time|times|hours)(?: of the (?:week|month|year))? "
     r"(is|are|was|were|do|does|did|will|would|should|can|could|has|have)\b",
-    re.IGNORECASE,
-)
-# A price: "how much does it cost", "what is the fee for …", "how much do I pay".
-_PRICE_ASK_RE = re.compile(
-    r"\bhow much (?:\w+ ){0,6}?(?:cost|costs|charge|charges|charged|pay|paid|price|priced)\b|"
-    r"\bwhat(?:['\u2019]?s| is| are| was| were) the (?:price|prices|cost|costs|fee|fees)\b",
     re.IGNORECASE,
 )
 _NUMBER_ASK_RE = re.compile(
@@ -364,8 +358,6 @@ def expected_answer(text: str) -> AnswerType:
         return "date"
     if _DAY_ASK_RE.search(text):
         return "day"
-    if _PRICE_ASK_RE.search(text):
-        return "price"
     if _NUMBER_ASK_RE.search(text):
         return "number"
     if _NAME_ASK_RE.search(text):

@@ -297,40 +297,6 @@ def test_a_day_asked_for_is_answered_by_the_sentence_that_names_it() -> None:
     assert texts == ["Kestrel Systems opened the Lisbon office in 2019."]
 
 
-def test_a_price_asked_for_is_found_only_where_the_documents_say_one() -> None:
-    from graph.answer.relevance import focus_of, offers_answer
-    from graph.research.question import expected_answer
-
-    question = "how much does the growth plan cost per month"
-    assert expected_answer(question) == "price"
-    assert expected_answer("what's the fee for a replacement badge?") == "price"
-    assert expected_answer("how much time off do new parents get") == "number"
-    focus = focus_of(question, [])
-    assert offers_answer(focus, "Growth costs $49 per month.")
-    assert offers_answer(focus, "Growth costs 49 euros a month.")
-    assert offers_answer(focus, "The sandbox is free of charge.")
-    assert not offers_answer(focus, "Growth accounts may send 50 requests per second.")
-    plans = _titled(
-        "pl",
-        "Plans",
-        "Beacon comes in three plans: Starter, Growth and Enterprise. The Growth plan adds custom "
-        "branding and 50 requests per second per month of use.",
-        9.0,
-    )
-    answer = synthesize_extractive(
-        _asked(question, "places"), [_finding("places", [plans], [])], ResearchLimits()
-    )
-    assert not answer.found  # every word of the question, and no price
-    assert answer.closest
-    priced = _titled("pr", "Pricing", "The Growth plan costs $49 per month, billed yearly.", 8.0)
-    answer = synthesize_extractive(
-        _asked(question, "places"), [_finding("places", [plans, priced], [])], ResearchLimits()
-    )
-    texts = [sentence.text for section in answer.sections for sentence in section.sentences]
-    assert answer.found
-    assert "The Growth plan costs $49 per month, billed yearly." in texts
-
-
 def _bridge_findings(second_hop: list[Passage]) -> list[Finding]:
     """A bridge question's rounds: the first finds the film's passage, which names its director;
     the follow-up for the director finds ``second_hop``."""
