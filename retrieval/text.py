@@ -26,6 +26,8 @@ _WORD_RE = re.compile(r"[^\W_]+(?:['’ʼ][^\W_]+)?", re.UNICODE)
 APOSTROPHES = "'’ʼ"
 _POSSESSIVE_RE = re.compile(r"['’ʼ]s$")
 
+# English stopwords, with the contractions as ``words`` reads them ("don't" is "dont", "I'm"
+# "im") and as chat types them ("whats", "thats"): no key term, though "don't" is written.
 STOPWORDS = frozenset(
     """
     a about above after again against all also am an and any are as at be because been before
@@ -38,6 +40,9 @@ STOPWORDS = frozenset(
     without would you your yours yourself yourselves tell know please give show find explain
     describe say says said get got let lets like among amongst across along around beside besides
     beyond despite toward towards via per onto whether unless though although however yet since till
+    dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent havent hasnt hadnt
+    mustnt neednt im ive youre youve youll youd hes shes theyre theyve theyll weve whats hows whens
+    wheres whos whys thats theres heres
     """.split()
 )
 

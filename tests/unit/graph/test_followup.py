@@ -250,10 +250,11 @@ def test_an_it_that_stands_for_nothing_stays() -> None:
     )
     assert _after("When is Sportspark open?", "is it open if it rains?") == "is Sportspark open if it rains?"
     # An adverb between "it" and what it is said to be: still nothing ("isn't Raising protection to
-    # 18 yr old already too late?" garbled the question).
+    # 18 yr old already too late?" garbled the question). Asked as written, with the earlier turn's
+    # key terms beside it ("isn't" is no key term of its own).
     assert (
         _after("Raising protection to 18 yr old?", "isn't it already too late?")
-        == "isn't it already too late?"
+        == "isn't it already too late? (raising protection 18 yr old)"
     )
     # An adverb before what a thing is said to be leaves "it" the thing, and "time-" is a word.
     assert _after("Is the VPN required?", "is it still required for remote work?") == (

@@ -39,6 +39,13 @@ def test_terms_drop_stopwords_and_keep_order() -> None:
     assert terms("What is the on-call policy for our engineers?") == ["call", "policy", "engineers"]
 
 
+def test_a_contraction_is_no_term_with_or_without_its_apostrophe() -> None:
+    # "whats the hotel limit" had "what" for a key term that no passage writes, and was "not found".
+    assert terms("whats the hotel limit") == terms("what's the hotel limit") == ["hotel", "limit"]
+    assert terms("I'm new and I can't log in, it isn't working") == ["new", "log", "working"]
+    assert terms("dont you use sandboxes? thats odd") == ["use", "sandboxes", "odd"]
+
+
 def test_stem_folds_common_variants() -> None:
     assert stem("policies") == stem("policy") == "policy"
     assert stem("deploys") == stem("deploy") == "deploy"
