@@ -36,7 +36,7 @@ _PRAISE = (
     r"|(?:that|this|it)(?:['\u2019]s|\s+(?:is|was))\s+good to know|good to know"
     r"|(?:that|this|it)\s+(?:really\s+)?(?:helps|helped)(?:\s+a\s+lot)?"
     r"|(?:(?:that|this|it)\s+)?makes\s+sense(?:\s+now)?"
-    r"|(?:much\s+)?appreciated|got it|understood|noted"
+    r"|(?:much\s+)?appreciated|got it|understood|noted|ok|okay|alright|all right|sure|fine"
     r"|have a (?:good|nice|great|lovely) (?:day|one|weekend|evening))"
 )
 _PRAISE_RE = re.compile(_PRAISE, re.IGNORECASE)

@@ -87,6 +87,10 @@ def test_a_courtesy_before_the_question_is_not_asked(text: str, asked: str) -> N
         ("that really helps", "thanks"),
         ("Thanks, that helps. Have a good day!", "thanks"),
         ("is it clear?", "factual"),
+        # A bare acknowledgement is answered as a thank-you, not searched for.
+        ("ok", "thanks"),
+        ("sure", "thanks"),
+        ("is it ok to work from spain?", "factual"),
         # After a thank-you, what the asker will do, a goodbye or a word of address keep it one;
         # a report of a problem is read as written, however short.
         ("thanks, will do", "thanks"),
