@@ -262,9 +262,17 @@ _SIDES_PATTERNS = (
 _CHOICE_RE = re.compile(r"\b(which|who|whom|whose|share|shares|shared|common)\b", re.IGNORECASE)
 
 
+# A comparison names its two sides in a question of a few lines: a longer text (a pasted log, key
+# or document) is read for none, and the patterns, whose lazy runs may try every split of a long
+# word, never read it (a 20,000-character key took 2 s).
+MAX_COMPARISON_CHARS = 600
+
+
 def comparison_sides(text: str) -> tuple[str, ...]:
     """The two things compared, when the sentence shape makes them clear; else nothing."""
     text = " ".join(text.split())
+    if len(text) > MAX_COMPARISON_CHARS:
+        return ()
     for pattern in _SIDES_PATTERNS:
         if pattern is _BETWEEN and not (_COMPARE_RE.search(text) or _CHOICE_RE.search(text)):
             continue

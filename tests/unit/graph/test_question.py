@@ -155,3 +155,14 @@ def test_a_message_of_nothing_but_openings_is_read_quickly_and_whole() -> None:
     for opening in ("ok ", "hey ", "so ", "ok great ", "thanks for the "):
         text = opening * 1700  # 5,000 characters or more: openings are read a few at a time
         assert extract_targets(text)[0] == " ".join(text.split())
+
+
+def test_a_long_paste_is_read_for_no_comparison() -> None:
+    # A pasted key or log is no two-sided question; the sides' patterns, whose lazy runs try every
+    # split of a long word, never read it.
+    from graph.research.question import MAX_COMPARISON_CHARS
+
+    key = "A" * (MAX_COMPARISON_CHARS + 1)
+    assert comparison_sides(f"Is {key} and Bb older?") == ()
+    assert classify_question("Aa1 " * 10_000) == "factual"
+    assert comparison_sides("Which is older, the Eiffel Tower or Big Ben?") == ("Eiffel Tower", "Big Ben")
