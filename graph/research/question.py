@@ -12,15 +12,18 @@ _GREETINGS = r"(?:hi|hello|hey|hiya|yo|good (?:morning|afternoon|evening)|howdy)
 _THANKS = r"(?:thanks|thank you|thx|ty|cheers)"
 # Words said before a thank-you or a question ("ok, great, thanks!", "so, are you saying …").
 _INTERJECTION = r"(?:yes|no|ok|okay|great|cool|perfect|awesome|super|many|oh|ah|hmm|well|so|also)"
+# How much a thank-you thanks ("thanks so much"), and whom a greeting or thank-you addresses.
+_THANKS_MORE = r"(?:so much|a lot|a ton|a bunch|very much|again|in advance)"
+_ADDRESS = r"(?:there|confer|all|team|everyone|folks|guys|mate)"
 _GREETING_RE = re.compile(
-    rf"^\s*{_GREETINGS}\b[\s!.,]*(there|confer|all|team)?[\s!.,]*$",
+    rf"^\s*{_GREETINGS}\b[\s!.,]*{_ADDRESS}?[\s!.,]*$",
     re.IGNORECASE,
 )
 # A thank-you, with the greetings and interjections before it ("ok, great, thanks") and what it
 # is for ("thanks so much for your help"); what follows it is read part by part (``_is_thanks``).
 _THANKS_RE = re.compile(
     rf"^\s*((?:(?:{_GREETINGS}|{_INTERJECTION})(?:[\s,!.]+|\s+[-\u2013\u2014]\s+))*{_THANKS})"
-    r"\b(?:\s+(?:so much|a lot|a ton|a bunch|very much|again|in advance))?"
+    rf"\b(?:\s+{_THANKS_MORE})?"
     r"(?:\s+for\s+(?:the|your|all|this|that|everything)\b[^?,;:!.]{0,40})?",
     re.IGNORECASE,
 )
@@ -76,10 +79,10 @@ def extract_targets(text: str) -> tuple[str, tuple[str, ...]]:
 # What opens a message before what it asks, each ending at a punctuation mark ("thanks, …", "hi
 # team! …", "Thanks for the information. …", "I'm sorry. …", "By the way, …", "Thanks in advance,
 # …"), or running straight into a question ("I meant can I …", "hey what is …", "so are you …").
-_ADDRESSED = r"(?:\s+(?:there|confer|all|team|everyone|folks|guys|mate))?"
+_ADDRESSED = rf"(?:\s+{_ADDRESS})?"
 _COURTESY = (
     rf"(?:{_INTERJECTION}|{_GREETINGS}{_ADDRESSED}"
-    rf"|{_THANKS}(?:\s+(?:so much|a lot|very much|in advance|again))?"
+    rf"|{_THANKS}(?:\s+{_THANKS_MORE})?"
     rf"(?:\s+for\b[^,;:!?.]{{0,40}})?{_ADDRESSED}"
     r"|(?:i am |i['’]m |im )?sorry(?:\s+(?:to|if)\b[^,;:!?.]{0,40}?(?:,?\s+but\b)?)?"
     rf"|by the way|btw|i see|i mean|i meant|anyway|{_PRAISE})"
@@ -171,11 +174,13 @@ def _is_thanks(text: str) -> bool:
     )
 
 
+# Said beside praise without making it a question ("ok, got it", "understood, thanks").
+_ALSO_SAID = rf"{_INTERJECTION}|{_THANKS}(?:\s+{_THANKS_MORE})?"
+_ALSO_SAID_RE = re.compile(_ALSO_SAID, re.IGNORECASE)
 # What else may follow a thank-you in a message that is one: words of address, another thank-you,
 # what the asker will do, that it worked, a goodbye.
 _AFTER_THANKS_RE = re.compile(
-    rf"{_INTERJECTION}|{_THANKS}(?:\s+(?:so much|a lot|very much|again))?"
-    r"|there|confer|all|team|everyone|folks|guys|mate|again|in advance"
+    rf"{_ALSO_SAID}|{_ADDRESS}|{_THANKS_MORE}"
     r"|(?:(?:i|we)(?:['\u2019]ll| will)|will) (?:do|try|check|look into|read|use)"
     r"(?: (?:that|it|this|them))?(?: out| now)?"
     r"|will do|(?:that|it) (?:worked|works|did it|did the trick|fixed it)(?: now)?|works now|all good"
@@ -186,10 +191,6 @@ _AFTER_THANKS_RE = re.compile(
 _EMOJI_RE = re.compile(
     r":[a-z0-9_+'-]+:|(?<!\w)[:;]-?[()DPp](?!\w)|[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+"
 )
-# Said beside praise without making it a question ("ok, got it", "understood, thanks").
-_ALSO_SAID_RE = re.compile(
-    rf"{_INTERJECTION}|{_THANKS}(?:\s+(?:so much|a lot|very much|again))?", re.IGNORECASE
-)
 
 
 _PARTS_RE = re.compile(r"[,;:!.]+|\s[-\u2013\u2014]\s")
@@ -198,7 +199,7 @@ _PARTS_RE = re.compile(r"[,;:!.]+|\s[-\u2013\u2014]\s")
 def classify_question(text: str) -> QuestionKind:
     if _HELP_RE.match(text):
         return "help"
-    if _is_thanks(" ".join(text.split())):
+    if _is_thanks(text):
         return "thanks"  # before the words: "got it" has no key term, and asks for no help
     if not terms(text):
         return "help"
