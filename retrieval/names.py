@@ -320,7 +320,7 @@ def _phrases(text: str) -> tuple[tuple[str, ...], ...]:
 def _spelled(found: Sequence[str], start: int, letters: str) -> str:
     """The run of ``found`` from ``start`` whose words' initials are ``letters`` ("work from
     home"), small words between them skipped ("federal bureau of investigation"), or "". Its first
-    and last letters are content words: "one of our", "roll out in" and "is on call" spell nothing
+    and last words are content words: "one of our", "roll out in" and "is on call" spell nothing
     (nor, so, does "paid time off")."""
     taken: list[str] = []
     position = start

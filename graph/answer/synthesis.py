@@ -503,11 +503,12 @@ def _with_continuation(
     if at + 1 >= len(sentences):
         return kept
     following = sentences[at + 1]
-    start = passage.text.find(first.text) + len(first.text)
+    found_at = passage.text.find(first.text)
+    start = found_at + len(first.text)
     end = passage.text.find(following, start)
     own = stems(following)
     if (
-        start < len(first.text)  # neither found as written in the text: no paragraph to read
+        found_at < 0  # either not found as written in the text: no paragraph to read
         or end < 0
         or "\n\n" in passage.text[start:end]
         or following not in quotable_sentences(passage)

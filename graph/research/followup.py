@@ -80,11 +80,12 @@ _PRONOUN_RE = re.compile(
 _POSSESSIVE = {"its", "their", "his"}
 # The "it" that stands for nothing: before a judging adjective ("is it possible to", "if it is
 # true"), in "it makes sense", and of the weather ("if it rains").
+_IT_IS = r"(?:\s*['’]s|\s+(?:is|was|be|isn't|wasn't))?"  # "it's", "it is", "is it", "isn't it"
 _EXPLETIVE_RE = re.compile(
-    r"(?:\s*['’]s|\s+(?:is|was|be|isn't|wasn't))?\s+(?:possible|impossible|necessary|true|false|ok|okay|"
+    rf"{_IT_IS}\s+(?:possible|impossible|necessary|true|false|ok|okay|"
     r"safe|worth|important|better|normal|legal|allowed|required|mandatory|hard|easy|enough|too)\b"
     # "isn't it already too late?", "is it time to …": how late it is, whatever stands between
-    r"|(?:\s*['’]s|\s+(?:is|was|be|isn't|wasn't))?(?:\s+(?:already|still|really|just|even|not|so|getting))*"
+    rf"|{_IT_IS}(?:\s+(?:already|still|really|just|even|not|so|getting))*"
     r"\s+(?:too\s+(?:late|early|soon)|late|early|time)\b(?!-)"
     r"|\s+(?:makes?|made)\s+sense\b|\s+(?:rains?|rained|raining|snows?|snowed|snowing)\b"
     r"|\s+(?:is|was)\s+(?:raining|snowing)\b",
