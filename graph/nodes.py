@@ -11,7 +11,7 @@ from langgraph.types import Send, StreamWriter
 
 from graph.answer.drafting import draft_with_llm
 from graph.answer.extractive import draft_claims
-from graph.answer.meaning import Closeness, read_also, sentence_closeness, term_aliases
+from graph.answer.meaning import Closeness, TermAliases, read_also, sentence_closeness, term_aliases
 from graph.answer.synthesis import (
     merge_passages,
     outcomes_of,
@@ -680,7 +680,7 @@ async def _extractive(
     languages: set[str],
     closeness: Closeness | None,
     *,
-    aliases: dict[str, frozenset[str]] | None = None,
+    aliases: TermAliases | None = None,
 ) -> Answer:
     """The extractive answer with sentences read by meaning: the best passages' (``closeness``),
     those the words alone would quote, and then any other the answer quotes from beyond them, the

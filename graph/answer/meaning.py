@@ -19,7 +19,7 @@ on hotel networks") does not. A question in the text (an FAQ's) is not read, and
 after it is read with it, as a sentence is read with its title.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -178,14 +178,45 @@ def _candidates(passages: Sequence[Passage], language: str) -> list[str]:
     return list(seen)
 
 
-async def term_aliases(
-    question: str, passages: Sequence[Passage], backend: SearchBackend
-) -> dict[str, frozenset[str]]:
+class TermAliases(Mapping[str, frozenset[str]]):
+    """Key stems of a question that no retrieved passage writes, each with the stems of the
+    passage words that stand for it: read by meaning (``meant``), or the words whose initials
+    spell an acronym the question writes (``spelled``)."""
+
+    def __init__(
+        self,
+        meant: Mapping[str, frozenset[str]] | None = None,
+        spelled: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
+        self.meant: Mapping[str, frozenset[str]] = dict(meant or {})
+        self.spelled: Mapping[str, frozenset[str]] = dict(spelled or {})
+        self._all = {**self.meant, **self.spelled}
+
+    def __getitem__(self, key: str) -> frozenset[str]:
+        return self._all[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all)
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def __repr__(self) -> str:
+        return f"TermAliases(meant={dict(self.meant)!r}, spelled={dict(self.spelled)!r})"
+
+    @property
+    def only_spelled(self) -> bool:
+        """Every alias is an acronym's spelling: words the embedder did not choose. It reads "EU"
+        as "European Union" but "PR" as nothing in particular, so it is no judge of how close a
+        sentence is to a question that asks through such an acronym."""
+        return bool(self.spelled) and not self.meant
+
+
+async def term_aliases(question: str, passages: Sequence[Passage], backend: SearchBackend) -> TermAliases:
     """Each key stem of ``question`` that no passage writes, with the stems of the passage words
     that mean it: the closest in meaning, and for an acronym nothing is close to, the words that
-    spell it out ("pull request" for "PR", ``expansion_of``: the model reads "EU" as "European
-    Union" but "PR" as nothing in particular); ``{}`` when every key term is written, or nothing
-    means or spells one (without an embedder, only acronyms are read)."""
+    spell it out ("pull request" for "PR", ``expansion_of``); empty when every key term is
+    written, or nothing means or spells one (without an embedder, only acronyms are read)."""
     language = detect_language(question)
     function_words = FUNCTION_WORDS.get(language, frozenset())
     written: set[str] = set()
@@ -199,7 +230,7 @@ async def term_aliases(
     }
     aliases = await _meant(absent, passages, language, backend)
     unread = {key: term for key, term in absent.items() if key not in aliases}
-    return aliases | _spelled_out(question, unread, passages, language)
+    return TermAliases(aliases, _spelled_out(question, unread, passages, language))
 
 
 async def _meant(

@@ -12,7 +12,7 @@ carries enough of the key terms; otherwise Confer says plainly that it found not
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -60,7 +60,7 @@ class QuestionFocus:
     question_words: frozenset[str] = frozenset()  # the question's own words (lower case)
     # Key stems no retrieved passage writes, each with the stems of the passages' words that mean
     # it (``graph.answer.meaning``): a text with those words carries the key term.
-    aliases: dict[str, frozenset[str]] = field(default_factory=dict)
+    aliases: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # The stems of each text this question's synthesis reads (a sentence is read by several
     # checks): computed once per text and question, shared read-only.
     _stems: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
@@ -102,7 +102,7 @@ def focus_of(
     passages: Sequence[Passage],
     *,
     extra: Iterable[str] = (),
-    aliases: dict[str, frozenset[str]] | None = None,
+    aliases: Mapping[str, frozenset[str]] | None = None,
 ) -> QuestionFocus:
     """Key terms (weighted by rarity among ``passages``) and key entities of the question.
     ``extra`` holds words that name where to search (collection names): not part of the ask.

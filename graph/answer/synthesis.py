@@ -11,7 +11,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from graph.answer.extractive import jaccard
-from graph.answer.meaning import ANSWERS, RELATED, Closeness, quotable_sentences
+from graph.answer.meaning import ANSWERS, RELATED, Closeness, TermAliases, quotable_sentences
 from graph.answer.relevance import (
     MAX_MISSING_SHARE,
     Coverage,
@@ -261,7 +261,7 @@ def _ranked_claims(
     pool: Sequence[Passage],
     *,
     from_passages: bool = False,
-    aliases: dict[str, frozenset[str]] | None = None,
+    aliases: TermAliases | None = None,
     closeness: Closeness | None = None,
 ) -> tuple[list[tuple[float, Claim, str, Passage]], QuestionFocus]:
     """Claims with one score comparable across collections: how well the sentence answers the
@@ -332,7 +332,7 @@ def choose_claims(
     limits: ResearchLimits,
     *,
     from_passages: bool = False,
-    aliases: dict[str, frozenset[str]] | None = None,
+    aliases: TermAliases | None = None,
     closeness: Closeness | None = None,
 ) -> Selection:
     """The claims worth saying, best first: no near-duplicates, none far below the best, and for
@@ -450,7 +450,10 @@ def choose_claims(
         elif not coverage.found and _both_hops(focus, merged[:PASSAGES_READ], coverage):
             coverage = replace(coverage, found=True)
     if closeness is not None and closeness.cosines and plan.kind != "comparative":
-        if coverage.found and closeness.best < RELATED:
+        # (Not when the words cover it through an acronym the documents spell out and the
+        # embedder cannot read: "how many approvals does a PR touching payments need" and
+        # "changes to … payments … need two approvals" are far apart to it.)
+        if coverage.found and closeness.best < RELATED and not (aliases and aliases.only_spelled):
             logger.debug("words cover the question, but no sentence is related to it by meaning")
             coverage = replace(coverage, found=False)
         elif not coverage.found and coverage.missing_share > 0 and not coverage.hop_missing:
@@ -857,7 +860,7 @@ def synthesize_extractive(
     limits: ResearchLimits,
     *,
     languages: Collection[str] = (DEFAULT_LANGUAGE,),
-    aliases: dict[str, frozenset[str]] | None = None,
+    aliases: TermAliases | None = None,
     closeness: Closeness | None = None,
 ) -> Answer:
     """The answer, best sentence first; or, when the evidence does not cover the question, no

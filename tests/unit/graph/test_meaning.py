@@ -14,6 +14,7 @@ from graph.answer.meaning import (
     RELATED,
     SAME_MEANING,
     Closeness,
+    TermAliases,
     quotable_sentences,
     read_also,
     sentence_closeness,
@@ -346,6 +347,29 @@ async def test_evidence_whose_words_match_but_whose_sentences_mean_something_els
     assert not answer.found and not answer.sections
 
 
+async def test_words_that_cover_the_question_through_a_spelled_out_acronym_answer_however_far() -> None:
+    """The embedder reads "PR" as nothing in particular, so the question's closeness to the
+    sentence that answers it says nothing: the documents' spelling of the acronym decides. A word
+    read by meaning ("december" for "christmas") is the embedder's own reading, and its closeness
+    still judges."""
+    reviews = _passage(
+        "cr",
+        "engineering",
+        "Code review",
+        "Changes to payments need two approvals from the owning team on each pull request.",
+    )
+    question = "how many approvals does a PR touching payments need"
+    plan, findings = _plan(question, "engineering"), [_finding("engineering", reviews)]
+    far = await sentence_closeness(question, [reviews], SentenceVectors({}, default=RELATED - 0.1))
+    spelled = await term_aliases(question, [reviews], WordVectors({}, cosine=0.0))
+    assert spelled.only_spelled
+    answer = synthesize_extractive(plan, findings, ResearchLimits(), aliases=spelled, closeness=far)
+    assert answer.found and [c.passage.id for c in answer.citations] == ["cr"]
+    meant = TermAliases(meant=dict(spelled))
+    vetoed = synthesize_extractive(plan, findings, ResearchLimits(), aliases=meant, closeness=far)
+    assert not vetoed.found and not vetoed.sections
+
+
 async def test_where_the_evidence_writes_every_word_of_the_question_the_words_decide() -> None:
     """Every key term is written somewhere, but no sentence carries enough of them: the words'
     "not found" stands however close a sentence is (a first hop is close to a bridge question)."""
@@ -524,7 +548,7 @@ async def test_a_name_the_documents_write_only_otherwise_leaves_far_documents_ou
     )
     question = "how fast does a PR get a review"
     plan, findings = _plan(question, "engineering"), [_finding("engineering", reviews, meetings)]
-    aliases = {"pr": frozenset({"pull", "request"})}
+    aliases = TermAliases(spelled={"pr": frozenset({"pull", "request"})})
     vectors = SentenceVectors({"first review": 0.7, "is logged": 0.7 - CLOSE_TO_BEST - 0.05})
     close = await sentence_closeness(question, [reviews, meetings], vectors)
     by_words = synthesize_extractive(plan, findings, ResearchLimits(), aliases=aliases)
