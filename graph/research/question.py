@@ -50,9 +50,20 @@ _ASKS_RE = re.compile(
     r"who|which|whats|hows|whens|wheres|whos|whys)\b",
     re.IGNORECASE,
 )
+# A question announced, not asked ("I have a question", "I do have a couple more questions
+# please", "can I ask you something?"): nothing to search for; before a question, a courtesy.
+_ADDRESSED = rf"(?:\s+{_ADDRESS})?"
+_ANNOUNCE = (
+    r"(?:(?:(?:i|we)(?:['\u2019]ve)?(?: do| also| still)? (?:have|got)|(?:can|could|may) i ask(?: you)?)"
+    r"(?: (?:a|an|one|two|three|some|few|a few|couple|a couple|couple of|a couple of|another|more))?"
+    r"(?: (?:more|other|quick|small|follow-up|related|further))*"
+    r" (?:questions?|something(?: else)?)(?: for you)?(?: too| as well)?(?: please)?"
+    r"|(?:one|two|a few|a couple of|some) more questions?(?: please)?)"
+)
 _HELP_RE = re.compile(
     r"^\s*(help|\?|what can you do\??|how do i use (you|this)\??|usage|"
-    r"(can|could) you (please )?help( me)?( please)?[?.!]*)\s*$",
+    r"(can|could) you (please )?help( me)?( please)?[?.!]*"
+    rf"|(?:(?:{_GREETINGS}|{_INTERJECTION}){_ADDRESSED}[\s,!.]+)*{_ANNOUNCE}[?.!:]*)\s*$",
     re.IGNORECASE,
 )
 _COMPARE_RE = re.compile(
@@ -79,13 +90,12 @@ def extract_targets(text: str) -> tuple[str, tuple[str, ...]]:
 # What opens a message before what it asks, each ending at a punctuation mark ("thanks, …", "hi
 # team! …", "Thanks for the information. …", "I'm sorry. …", "By the way, …", "Thanks in advance,
 # …"), or running straight into a question ("I meant can I …", "hey what is …", "so are you …").
-_ADDRESSED = rf"(?:\s+{_ADDRESS})?"
 _COURTESY = (
     rf"(?:{_INTERJECTION}|{_GREETINGS}{_ADDRESSED}"
     rf"|{_THANKS}(?:\s+{_THANKS_MORE})?"
     rf"(?:\s+for\b[^,;:!?.]{{0,40}})?{_ADDRESSED}"
     r"|(?:i am |i['’]m |im )?sorry(?:\s+(?:to|if)\b[^,;:!?.]{0,40}?(?:,?\s+but\b)?)?"
-    rf"|by the way|btw|i see|i mean|i meant|anyway|{_PRAISE})"
+    rf"|by the way|btw|i see|i mean|i meant|anyway|{_PRAISE}|{_ANNOUNCE})"
 )
 _COURTESY_RE = re.compile(rf"^\s*{_COURTESY}(?:\s*[,;:!.]+|\s+[-\u2013\u2014]+)\s*", re.IGNORECASE)
 _ASIDE_RE = re.compile(rf"^\s*{_COURTESY}\s+(?=\S)", re.IGNORECASE)
@@ -180,7 +190,7 @@ _ALSO_SAID_RE = re.compile(_ALSO_SAID, re.IGNORECASE)
 # What else may follow a thank-you in a message that is one: words of address, another thank-you,
 # what the asker will do, that it worked, a goodbye.
 _AFTER_THANKS_RE = re.compile(
-    rf"{_ALSO_SAID}|{_ADDRESS}|{_THANKS_MORE}"
+    rf"{_ALSO_SAID}|{_ADDRESS}|{_THANKS_MORE}|{_ANNOUNCE}"
     r"|(?:(?:i|we)(?:['\u2019]ll| will)|will) (?:do|try|check|look into|read|use)"
     r"(?: (?:that|it|this|them))?(?: out| now)?"
     r"|will do|(?:that|it) (?:worked|works|did it|did the trick|fixed it)(?: now)?|works now|all good"

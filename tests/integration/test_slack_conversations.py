@@ -58,7 +58,14 @@ async def test_reply_in_an_answered_thread_is_a_followup_with_the_earlier_turn(h
     assert any("Searching: can parental leave be taken in blocks?" in t for t in statuses)
 
 
-@pytest.mark.parametrize("thanks", ["thanks!", "thank you, that was really helpful!"])
+@pytest.mark.parametrize(
+    "thanks",
+    [
+        "thanks!",
+        "thank you, that was really helpful!",
+        "Yes, Thank you. I do have couple more questions please",
+    ],
+)
 async def test_a_thank_you_in_the_thread_is_welcomed_and_the_next_reply_builds_on_the_question(
     harness: Harness, thanks: str
 ) -> None:
@@ -83,6 +90,21 @@ async def test_a_question_after_a_thank_you_is_answered_not_welcomed(harness: Ha
     text = _answer_text(answer)
     assert "20 weeks" in text and "found nothing" not in text and "welcome" not in text.lower()
     assert "parental-leave" in _sources(answer)
+
+
+async def test_a_question_announced_gets_the_usage_and_the_question_after_it_is_answered(
+    harness: Harness,
+) -> None:
+    await harness.slack.mention("hi, I have a question", ts="1700000007.000100")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    usage = _answer_text(harness.fake.answers()[0])
+    assert "Ask me a question" in usage and "found nothing" not in usage
+    await harness.slack.mention(
+        "I have another question: how long is parental leave? in:people", ts="1700000007.000200"
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    answer = harness.fake.answers()[1]
+    assert "20 weeks" in _answer_text(answer) and "parental-leave" in _sources(answer)
 
 
 async def test_reply_in_a_thread_confer_never_answered_gets_nothing(harness: Harness) -> None:

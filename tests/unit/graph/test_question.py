@@ -37,6 +37,9 @@ def test_in_targets_are_taken_out_anywhere_in_the_text() -> None:
         ("well water testing rules", "well water testing rules"),
         ("hi-vis jackets: who pays for them?", "hi-vis jackets: who pays for them?"),
         ("thanks for the help, how do I submit the form", "how do I submit the form"),
+        ("thanks, I have another question: how do I book leave?", "how do I book leave?"),
+        ("one more question: is it paid?", "is it paid?"),
+        ("I have a question about leave: is it paid?", "I have a question about leave: is it paid?"),
         # Courtesies before a thank-you or greeting leave it, to be answered as one.
         ("hi Confer, thanks!", "thanks!"),
         ("ok, got it, thanks!", "ok, got it, thanks!"),  # a thank-you as a whole (see below)
@@ -108,6 +111,16 @@ def test_a_courtesy_before_the_question_is_not_asked(text: str, asked: str) -> N
         ("the office is great", "factual"),
         ("help", "help"),
         ("can you please help me?", "help"),
+        # A question announced is none asked: after a thank-you it is one, alone a call for help.
+        ("Yes, Thank you. I do have couple more questions please", "thanks"),
+        ("thanks! I have a few more questions", "thanks"),
+        ("ok thanks, one more question", "thanks"),
+        ("I have a question", "help"),
+        ("hey team, I have a quick question", "help"),
+        ("Can I ask you something?", "help"),
+        ("I have a question about parental leave", "factual"),
+        ("I have two kids, how much leave do I get?", "factual"),
+        ("can i ask for a raise", "factual"),
         ("can you help me with the vpn?", "factual"),
         ("   ", "help"),
         ("How do the engineering and security policies differ on production access?", "comparative"),
