@@ -319,16 +319,26 @@ def _phrases(text: str) -> tuple[tuple[str, ...], ...]:
 
 def _spelled(found: Sequence[str], start: int, letters: str) -> str:
     """The run of ``found`` from ``start`` whose words' initials are ``letters`` ("work from
-    home"), small words between them skipped ("federal bureau of investigation"), or "". Its first
-    and last words are content words: "one of our", "roll out in" and "is on call" spell nothing
-    (nor, so, does "paid time off")."""
+    home"), small words between them skipped ("federal bureau of investigation"), or "". Inside a
+    phrase its first and last words are content words: "one of our", "roll out in" and "is on
+    call" spell nothing. A whole phrase (a title or heading, an item) may start or end with a
+    small word: "Paid time off" spells "PTO", "Out of office" "OOO"."""
+    strict = _run(found, start, letters, strict=True)
+    if strict or start:
+        return strict
+    whole = _run(found, 0, letters)
+    return whole if len(whole.split()) == len(found) else ""
+
+
+def _run(found: Sequence[str], start: int, letters: str, *, strict: bool = False) -> str:
+    """``_spelled``'s run, its ends content words when ``strict``."""
     taken: list[str] = []
     position = start
     for i, letter in enumerate(letters):
         while True:
             word = found[position] if position < len(found) else ""
             content = word not in STOPWORDS
-            if word[:1] == letter and word.isalpha() and (content or 0 < i < len(letters) - 1):
+            if word[:1] == letter and word.isalpha() and (content or not strict or 0 < i < len(letters) - 1):
                 break
             if not taken or word not in _ACRONYM_SKIPS:
                 return ""

@@ -370,6 +370,19 @@ async def test_words_that_cover_the_question_through_a_spelled_out_acronym_answe
     assert not vetoed.found and not vetoed.sections
 
 
+async def test_an_acronym_a_title_spells_answers_by_that_title() -> None:
+    """ "PTO" is what the title "Paid time off" spells (a whole phrase may end with "off"): the
+    days of paid time off answer "how many days of PTO do we get", however far the embedder puts
+    them from a question whose acronym it does not know."""
+    question = "how many days of PTO do we get"
+    spelled = await term_aliases(question, [LEAVE], WordVectors({}, cosine=0.0))
+    assert spelled.spelled == {"pto": frozenset({"paid", "time"})} and spelled.only_spelled
+    plan, findings = _plan(question, "people"), [_finding("people", LEAVE)]
+    far = await sentence_closeness(question, [LEAVE], SentenceVectors({}, default=RELATED - 0.1))
+    answer = synthesize_extractive(plan, findings, ResearchLimits(), aliases=spelled, closeness=far)
+    assert answer.found and [c.passage.id for c in answer.citations] == ["p1"]
+
+
 async def test_where_the_evidence_writes_every_word_of_the_question_the_words_decide() -> None:
     """Every key term is written somewhere, but no sentence carries enough of them: the words'
     "not found" stands however close a sentence is (a first hop is close to a bridge question)."""

@@ -106,6 +106,12 @@ def test_an_acronym_is_spelled_out_by_the_words_written_most_with_its_initials()
     # Nor end one: "one of our" and "roll out in" spell nothing.
     assert expansion_of("ooo", ["one of our teams"]) == ""
     assert expansion_of("roi", ["we roll out in stages"]) == ""
+    # A whole phrase, a title or a heading, may: "Paid time off" spells "PTO", inside a sentence not.
+    assert expansion_of("pto", ["Paid time off. Everyone gets 27 days of paid time off"]) == "paid time off"
+    assert expansion_of("pto", ["Everyone gets 27 days of paid time off per year"]) == ""
+    assert expansion_of("ooo", ["Out of office › Auto-replies", "one of our teams"]) == "out of office"
+    # A content word at the ends goes first: "of" ends no run where "operations" can.
+    assert expansion_of("fbo", ["Federal bureau of operations"]) == "federal bureau of operations"
     # Two spellings written as often: none is the one meant ...
     assert expansion_of("mr", ["a merge request", "the monthly report"]) == ""
     # ... unless the texts that say more of the question weigh more.
