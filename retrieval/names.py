@@ -285,12 +285,15 @@ def acronyms_in(text: str) -> list[str]:
 _CAPITALISED_WORDS = frozenset({"ok", "okay", "am", "pm", "tv", "id"})
 
 
-def expansion_of(acronym: str, texts: Sequence[str], weights: Sequence[float] | None = None) -> str:
+def expansion_of(
+    acronym: str, texts: Sequence[str], weights: Sequence[float] | None = None, *, whole: bool = False
+) -> str:
     """The words the texts spell ``acronym`` out with ("pull request" for "pr", "San Francisco"
     for "sf"): the run of content words whose initials are its letters (small words between them
     skipped) that the texts write most often, each text counting its ``weight`` (1 without);
-    ``""`` when none is, or two weigh the same. Found by spelling, the same in any domain; an
-    acronym the texts write as such needs none."""
+    ``""`` when none is, or two weigh the same. With ``whole``, only a run that is a whole phrase
+    (a title or heading) counts. Found by spelling, the same in any domain; an acronym the texts
+    write as such needs none."""
     letters = acronym.lower()
     counts: dict[tuple[str, ...], float] = {}
     written: dict[tuple[str, ...], str] = {}  # each run as first written ("merge requests" is one)
@@ -300,7 +303,7 @@ def expansion_of(acronym: str, texts: Sequence[str], weights: Sequence[float] | 
                 if word[:1] != letters[0]:
                     continue
                 run = _spelled(found, start, letters)
-                if run:
+                if run and (not whole or len(run.split()) == len(found)):
                     key = tuple(stem(w) for w in run.split())
                     written.setdefault(key, run)
                     counts[key] = counts.get(key, 0.0) + (weights[i] if weights is not None else 1.0)

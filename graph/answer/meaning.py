@@ -19,6 +19,7 @@ on hotel networks") does not. A question in the text (an FAQ's) is not read, and
 after it is read with it, as a sentence is read with its title.
 """
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -265,8 +266,15 @@ def _spelled_out(
     PR touching payments need" is what the passage on approvals and payments spells with "p" and
     "r" ("pull request"), not what one on production access does ("production: read")."""
     written = set(acronyms_in(question))
-    asked = {key: _acronym(term, written) for key, term in absent.items()}
-    asked = {key: acronym for key, acronym in asked.items() if acronym}
+    typed_lower = set(_LOWER_WORD_RE.findall(question))
+    asked: dict[str, tuple[str, bool]] = {}  # key -> (acronym, spelled only by a whole phrase)
+    for key, term in absent.items():
+        if acronym := _acronym(term, written):
+            asked[key] = (acronym, False)
+        elif term in typed_lower:
+            # Typed in lower case ("pto"), it may be an acronym or a word of its own: only a title
+            # or heading whose initials are its letters ("Paid time off") spells it.
+            asked[key] = (term, True)
     if not asked:
         return {}
     others = {stem_in(t, language) for t in key_terms(question)} - absent.keys()
@@ -276,12 +284,16 @@ def _spelled_out(
         for p in passages
     ]
     aliases: dict[str, frozenset[str]] = {}
-    for key, acronym in asked.items():
-        spelled = expansion_of(acronym, texts, weights)
+    for key, (acronym, whole) in asked.items():
+        spelled = expansion_of(acronym, texts, weights, whole=whole)
         stems = frozenset(stem_tuple_in(spelled, language)) if spelled else frozenset()
         if stems:
             aliases[key] = stems
     return aliases
+
+
+# A word typed in lower case of an acronym's length.
+_LOWER_WORD_RE = re.compile(r"\b[a-z]{2,6}\b")
 
 
 def _acronym(term: str, written: AbstractSet[str]) -> str:

@@ -381,6 +381,12 @@ async def test_an_acronym_a_title_spells_answers_by_that_title() -> None:
     far = await sentence_closeness(question, [LEAVE], SentenceVectors({}, default=RELATED - 0.1))
     answer = synthesize_extractive(plan, findings, ResearchLimits(), aliases=spelled, closeness=far)
     assert answer.found and [c.passage.id for c in answer.citations] == ["p1"]
+    # Typed in lower case, a word is read as an acronym only where a whole title or heading spells
+    # it: "pto" is "Paid time off", but "pr" is no "pull request" written inside a sentence.
+    lower = await term_aliases("how many days of pto do we get", [LEAVE], WordVectors({}, cosine=0.0))
+    assert lower.spelled == {"pto": frozenset({"paid", "time"})}
+    review = _passage("p9", "engineering", "Code review", "Each pull request needs one approval.")
+    assert await term_aliases("does a pr need an approval", [review], WordVectors({}, cosine=0.0)) == {}
 
 
 async def test_where_the_evidence_writes_every_word_of_the_question_the_words_decide() -> None:
