@@ -182,7 +182,7 @@ def _candidates(passages: Sequence[Passage], language: str) -> list[str]:
 class TermAliases(Mapping[str, frozenset[str]]):
     """Key stems of a question that no retrieved passage writes, each with the stems of the
     passage words that stand for it: read by meaning (``meant``), or the words whose initials
-    spell an acronym the question writes (``spelled``)."""
+    spell it as an acronym (``spelled``)."""
 
     def __init__(
         self,
@@ -260,8 +260,9 @@ async def _meant(
 def _spelled_out(
     question: str, absent: Mapping[str, str], passages: Sequence[Passage], language: str
 ) -> dict[str, frozenset[str]]:
-    """The absent key stems the question writes as an acronym ("PR", or "PRs"), with the stems
-    of the words the passages spell it out with (``expansion_of``), each passage counting once
+    """The absent key stems the question writes as an acronym ("PR", or "PRs"), or in lower case
+    where a whole title or heading spells them ("pto": "Paid time off"), with the stems of the
+    words the passages spell them out with (``expansion_of``), each passage counting once
     more for each other thing the question asks that it says: "PR" in "how many approvals does a
     PR touching payments need" is what the passage on approvals and payments spells with "p" and
     "r" ("pull request"), not what one on production access does ("production: read")."""
