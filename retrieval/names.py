@@ -303,7 +303,7 @@ def expansion_of(
                 if word[:1] != letters[0]:
                     continue
                 run = _spelled(found, start, letters)
-                if run and (not whole or len(run.split()) == len(found)):
+                if run and (not whole or _is_whole(run, found)):
                     key = tuple(stem(w) for w in run.split())
                     written.setdefault(key, run)
                     counts[key] = counts.get(key, 0.0) + (weights[i] if weights is not None else 1.0)
@@ -330,7 +330,12 @@ def _spelled(found: Sequence[str], start: int, letters: str) -> str:
     if strict or start:
         return strict
     whole = _run(found, 0, letters)
-    return whole if len(whole.split()) == len(found) else ""
+    return whole if _is_whole(whole, found) else ""
+
+
+def _is_whole(run: str, found: Sequence[str]) -> bool:
+    """Whether a run spelled from the start of a phrase is all of it (a title, a heading)."""
+    return len(run.split()) == len(found)
 
 
 def _run(found: Sequence[str], start: int, letters: str, *, strict: bool = False) -> str:
