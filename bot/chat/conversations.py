@@ -72,8 +72,9 @@ class Conversations:
     ) -> Prepared:
         """The question for ``text`` in thread ``key``: standalone, with carried collections.
 
-        ``context`` adds turns read from elsewhere (a thread's earlier human messages) before the
-        remembered ones. Raises what ``ResearchService.make_question`` raises."""
+        ``context`` adds turns read from the platform (a thread's messages before Confer was asked
+        there, ``origin="thread"``: a follow-up builds on the thread's first) before the remembered
+        ones. Raises what ``ResearchService.make_question`` raises."""
         turns = await self.history(key) if key is not None else []
         asked, named = extract_targets(repair_encoding(text))
         prior = [*context, *(PriorTurn(t.question, t.subject, t.answer) for t in turns)]

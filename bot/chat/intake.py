@@ -54,7 +54,9 @@ class ThreadHistory(Protocol):
         ...
 
     async def earlier(self) -> Sequence[PriorTurn]:
-        """What people wrote in the thread before this message, as earlier turns (oldest first)."""
+        """What was written in the thread before this message, as earlier turns (oldest first,
+        ``origin="thread"``): the thread's first message and the last few, text only, an agent's
+        reply as the answer of the message before it; ``[]`` when the thread cannot be read."""
         ...
 
 

@@ -6,9 +6,8 @@ shares...), anything with a ``bot_id``, Confer's own posts and messages that men
 """
 
 import logging
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -21,15 +20,12 @@ from graph import PriorTurn
 logger = logging.getLogger(__name__)
 
 THREAD_MESSAGES = 50  # conversations.replies reads at most this many messages of a thread
-THREAD_CHARS = 4000  # and keeps at most this many characters of what people wrote
+RECENT_MESSAGES = 4  # of those before the question, the last few are kept (and the thread's first)
+MESSAGE_CHARS = 800  # of each kept message's text
+READ_ATTEMPTS = 2  # a thread read is context: one resend on a 5xx or a lost connection, no more
 THREAD_SCAN = 200  # the messages looked at for Confer's own when its memory cannot be read
 
 Place = Literal["dm", "thread"]
-_QUESTION_RE = re.compile(
-    r"^\s*(?:how|what|who|when|where|which|why|is|are|was|were|can|could|does|do|did|should|will|would|"
-    r"has|have)\b.*\?\s*$",
-    re.IGNORECASE | re.DOTALL,
-)
 
 
 class ChannelMessage(BaseModel):
@@ -91,41 +87,55 @@ async def read_thread(
     before_ts: str,
     bot_user_id: str | None,
     max_messages: int = THREAD_MESSAGES,
-    max_chars: int = THREAD_CHARS,
+    recent: int = RECENT_MESSAGES,
 ) -> list[PriorTurn]:
-    """What people wrote in the thread before ``before_ts``, as earlier turns (oldest first).
+    """The thread before ``before_ts`` as earlier turns (oldest first, ``origin="thread"``): its
+    first message and the last ``recent`` people's messages before the question, text only.
 
-    One ``conversations.replies`` page of at most ``max_messages`` (a thread of thousands of
-    messages costs one call), the latest messages kept up to ``max_chars``; questions first, as a
-    follow-up most likely refers to one. A failed read is logged and gives no context."""
+    One ``conversations.replies`` page of at most ``max_messages`` up to the question (a thread of
+    thousands of messages costs one call). A person's message is a turn; Confer's own message
+    (``bot_user_id``) is the agent's reply to the turn before it (the latest, if it posted
+    several); other bots' messages, joins, edits and every other subtype but a reply also sent to
+    the channel are left out. A read that fails (an error, a missing scope, a rate limit: never
+    waited out) is logged and gives nothing:
+    the question is answered as written."""
     try:
         response = await gateway.call(
-            "conversations.replies", channel=channel, ts=thread_ts, limit=max_messages
+            "conversations.replies",
+            channel=channel,
+            ts=thread_ts,
+            latest=before_ts,
+            limit=max_messages,
+            retry_rate_limited=False,
+            attempts=READ_ATTEMPTS,
         )
     except SlackCallError as exc:
-        logger.warning("could not read the thread", extra={"error": exc.error})
+        logger.warning("could not read the thread; answering as asked", extra={"error": exc.error})
         return []
-    messages = response.get("messages") or []
-    texts: list[str] = []
-    for message in messages[:max_messages]:
-        if not isinstance(message, dict) or message.get("subtype") or message.get("bot_id"):
+    except RateLimitedError:
+        logger.warning("could not read the thread; answering as asked", extra={"error": "ratelimited"})
+        return []
+    turns: list[PriorTurn] = []
+    for message in (response.get("messages") or [])[:max_messages]:
+        if not isinstance(message, dict) or str(message.get("ts", "")) >= before_ts:
             continue
-        if message.get("user") in (None, bot_user_id) or str(message.get("ts", "")) >= before_ts:
-            continue
-        text = plain_text(str(message.get("text", "")))
-        if text:
-            texts.append(text)
-    kept: list[str] = []
-    used = 0
-    for text in reversed(texts):
-        if used + len(text) > max_chars:
-            break
-        kept.append(text[:max_chars])
-        used += len(text)
-    kept.reverse()
-    questions = [t for t in kept if _QUESTION_RE.match(t)]
-    others = [t for t in kept if not _QUESTION_RE.match(t)]
-    return [PriorTurn(question=t) for t in (*others, *questions)]
+        who = _author(message, bot_user_id)
+        text = plain_text(str(message.get("text", "")))[:MESSAGE_CHARS].strip()
+        if who == "person" and text:
+            turns.append(PriorTurn(question=text, origin="thread"))
+        elif who == "agent" and text and turns:  # Confer's reply to the message before it
+            turns[-1] = replace(turns[-1], answer=text)
+    return turns if len(turns) <= recent + 1 else [turns[0], *turns[-recent:]]
+
+
+def _author(message: Mapping[str, Any], bot_user_id: str | None) -> Literal["person", "agent"] | None:
+    """Who wrote a ``conversations.replies`` message: a person, Confer (the agent), or neither."""
+    user = message.get("user")
+    if bot_user_id and user == bot_user_id:
+        return "agent"
+    if message.get("subtype") not in (None, "thread_broadcast") or message.get("bot_id") or not user:
+        return None
+    return "person"
 
 
 async def posted_in_thread(

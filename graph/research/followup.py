@@ -6,6 +6,12 @@ subject was (or appends a qualifier such as "for contractors"); a pronoun (it, t
 becomes the previous subject, and so does "ones" ("do unused ones carry over?"). With a model, the
 model rewrites (validated JSON) and the lexical rewrite is the fallback when it fails or answers
 with something unusable.
+
+The earlier turns are Confer's own (questions it answered in the conversation) or messages read
+from a thread Confer had not answered (``origin="thread"``). After Confer's turns a follow-up
+builds on the last one; after a thread's messages it builds on the thread's first message, where
+people say what a thread is about ("We are expecting a baby in March, so I am planning my parental
+leave.", then "Congratulations!", then "@Confer how many weeks can I take?").
 """
 
 import re
@@ -22,9 +28,12 @@ from retrieval.names import names_in
 from retrieval.text import STOPWORDS, terms
 
 MAX_QUESTION_CHARS = 500
-HISTORY_TURNS = 3  # the turns the model sees
+HISTORY_TURNS = 3  # the last turns the model sees (after a thread's first message, if not among them)
 
 RewriteHow = Literal["as_asked", "heuristic", "model"]
+# Where an earlier turn comes from: a question Confer answered in the conversation, or a message
+# people wrote in a thread before Confer was asked there (``answer``: what an agent replied to it).
+TurnOrigin = Literal["conversation", "thread"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,7 @@ class PriorTurn:
     question: str
     subject: str = ""
     answer: str = ""
+    origin: TurnOrigin = "conversation"
 
 
 @dataclass(frozen=True)
@@ -161,7 +171,7 @@ def _rewrite(text: str, history: Sequence[PriorTurn]) -> Standalone:
     turns that asked something (``_conversation``)."""
     if not history:
         return Standalone(text=text, subject=subject_of(text), how="as_asked")
-    previous = history[-1]
+    previous = _building_on(history)
     subject = previous.subject or subject_of(previous.question)
     base = previous.question.strip().rstrip("?.! ")
     ellipsis = _ELLIPSIS_RE.match(text)
@@ -205,16 +215,19 @@ def _rewrite(text: str, history: Sequence[PriorTurn]) -> Standalone:
     if resolved != text:
         return Standalone(text=resolved, subject=subject, how="heuristic")
     own = subject_of(text)
-    context = _context_terms(text, history)
+    context = _context_terms(text, previous)
     if context:
         # Asked as written, with what the conversation is about: never a merge of the two.
         # The thread's subject stays, unless the follow-up asks what a thing of its own is ("what
         # is an account?"): the next "how can I create one?" is about that thing.
+        # A thread's message is no question and has no subject: what it is about is the terms carried
+        # ("parental leave", not the "weeks" of "how many weeks can I take?").
         named_own = (
             bool(own) and _DEFINITION_RE.match(text) is not None and _NOUN_PHRASE_RE.match(own) is not None
         )
+        kept = subject or (context if previous.origin == "thread" else own)
         return Standalone(
-            text=f"{text.rstrip()} ({context})", subject=own if named_own else subject or own, how="heuristic"
+            text=f"{text.rstrip()} ({context})", subject=own if named_own else kept, how="heuristic"
         )
     return Standalone(text=text, subject=own or subject, how="as_asked" if not ellipsis else "heuristic")
 
@@ -222,6 +235,16 @@ def _rewrite(text: str, history: Sequence[PriorTurn]) -> Standalone:
 def _conversation(history: Sequence[PriorTurn]) -> list[PriorTurn]:
     """The earlier turns a follow-up may build on: those that asked something."""
     return [turn for turn in history if not is_direct(turn.question)]
+
+
+def _building_on(history: Sequence[PriorTurn]) -> PriorTurn:
+    """The turn a follow-up builds on (``history`` is not empty): the last one, unless it was read
+    from a thread; then the thread's first message read, which says what the thread is about (its
+    later replies congratulate, agree or chat: "Congratulations!" is no topic)."""
+    last = history[-1]
+    if last.origin != "thread":
+        return last
+    return next(turn for turn in history if turn.origin == "thread")
 
 
 def _stands_alone(subject: str, previous: PriorTurn) -> bool:
@@ -234,14 +257,14 @@ def _stands_alone(subject: str, previous: PriorTurn) -> bool:
     return not _DO_SUPPORT_RE.match(previous.question)
 
 
-def _context_terms(text: str, history: Sequence[PriorTurn]) -> str:
-    """The last turn's key terms, for a follow-up that names too little to stand alone and shares
-    none of them ("how many weeks can I take?" after "… planning my parental leave"); "" otherwise."""
+def _context_terms(text: str, previous: PriorTurn) -> str:
+    """The key terms of the turn built on, for a follow-up that names too little to stand alone and
+    shares none of them ("how many weeks can I take?" after "… planning my parental leave"); ""
+    otherwise."""
     own = set(key_terms(text))
     named = names_in(text)
     if len(own) > UNDERSPECIFIED_TERMS or named:
         return ""
-    previous = history[-1]
     source = previous.subject or previous.question
     carried = [t for t in dict.fromkeys(terms(source)) if t not in own]
     if not carried or len(carried) < len(set(terms(source))):
@@ -313,9 +336,11 @@ async def understand_followup(
     lexical = _rewrite(said, history)
     if llm is None or not history or not is_followup(text):
         return lexical
+    start = _building_on(history)
+    recent = history[-HISTORY_TURNS:]
+    shown = recent if any(turn is start for turn in recent) else [start, *recent]
     turns = "\n".join(
-        f"<turn>\nQ: {_quote(turn.question)}\nA: {_quote(turn.answer[:600])}\n</turn>"
-        for turn in history[-HISTORY_TURNS:]
+        f"<turn>\nQ: {_quote(turn.question)}\nA: {_quote(turn.answer[:600])}\n</turn>" for turn in shown
     )
     user = f"Earlier turns:\n{turns}\n\nFollow-up: {_quote(text)}"
     try:
@@ -327,7 +352,7 @@ async def understand_followup(
     question = " ".join(output.question.split())
     if not question or len(question) > MAX_QUESTION_CHARS or not terms(question):
         return _fallback(lexical, "unusable rewrite")
-    if not (set(terms(question)) & set(terms(text) + terms(history[-1].question))):
+    if not (set(terms(question)) & set(terms(text) + terms(start.question) + terms(history[-1].question))):
         return _fallback(lexical, "rewrite unrelated to the conversation")
     return Standalone(text=question, subject=subject_of(question) or lexical.subject, how="model")
 

@@ -345,17 +345,7 @@ class FakeSlackApi:
         if method == "apps.connections.open":
             return {"ok": True, "url": self.url.replace("http://", "ws://").removesuffix("/api") + "/socket"}
         if method == "conversations.replies":
-            limit = int(params.get("limit") or 1000)
-            messages = self.threads.get((str(params.get("channel")), str(params.get("ts"))), [])
-            oldest = str(params.get("oldest") or "")
-            if oldest:
-                inclusive = params.get("inclusive") in (True, "true", "1", 1)
-                messages = [
-                    m
-                    for m in messages
-                    if str(m.get("ts")) > oldest or (inclusive and str(m.get("ts")) == oldest)
-                ]
-            return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
+            return self._replies(params)
         if method == "chat.startStream":
             ts = f"1700000000.{next(self._ts):06d}"
             stream = Stream(
@@ -382,6 +372,32 @@ class FakeSlackApi:
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
         return {"ok": True}
+
+    def _replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``conversations.replies`` as https://docs.slack.dev/reference/methods/conversations.replies
+        documents it: the thread oldest first, its parent message first; only messages after
+        ``oldest`` and before ``latest`` (their own ts too with ``inclusive``); at most ``limit``
+        (default 1000), with ``has_more`` and a ``response_metadata.next_cursor`` when more are in
+        the range, which the next page's ``cursor`` continues from."""
+        messages = self.threads.get((str(params.get("channel")), str(params.get("ts"))), [])
+        inclusive = params.get("inclusive") in (True, "true", "1", 1)
+        oldest, latest = str(params.get("oldest") or ""), str(params.get("latest") or "")
+        if oldest:
+            messages = [
+                m for m in messages if str(m.get("ts")) > oldest or (inclusive and str(m.get("ts")) == oldest)
+            ]
+        if latest:
+            messages = [
+                m for m in messages if str(m.get("ts")) < latest or (inclusive and str(m.get("ts")) == latest)
+            ]
+        cursor = str(params.get("cursor") or "")
+        if cursor.startswith("next_ts:"):
+            messages = [m for m in messages if str(m.get("ts")) >= cursor.removeprefix("next_ts:")]
+        limit = int(params.get("limit") or 1000)
+        answer: dict[str, Any] = {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
+        if len(messages) > limit:
+            answer["response_metadata"] = {"next_cursor": f"next_ts:{messages[limit].get('ts')}"}
+        return answer
 
     def _stream_error(self, method: str, params: dict[str, Any]) -> str | None:
         """What Slack would refuse: a stream outside a thread, to nobody in a channel, into a

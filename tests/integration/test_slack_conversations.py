@@ -29,6 +29,15 @@ def _answer_text(post: dict[str, Any]) -> str:
     return str(post.get("text", ""))
 
 
+def _statuses(harness: Harness) -> list[str]:
+    """The status message's texts, as posted and as edited."""
+    return [
+        str(c.params.get("text", ""))
+        for c in harness.fake.ok_calls("chat.postMessage") + harness.fake.ok_calls("chat.update")
+        if not c.params.get("blocks")
+    ]
+
+
 def _sources(post: dict[str, Any]) -> str:
     return " ".join(
         str(element.get("text", ""))
@@ -145,30 +154,95 @@ async def test_mention_mid_thread_reads_what_people_wrote_before_it(harness: Har
     assert "three blocks" in _answer_text(answer)
 
 
-async def test_a_mention_that_names_too_little_reads_what_the_thread_is_about(harness: Harness) -> None:
-    """ "how many weeks can I take?" after a colleague says they plan parental leave: answered about
-    parental leave (not the first policy with weeks in it)."""
-    harness.fake.threads[("C0001", "1700000007.000100")] = [
+BABY = "We are expecting a baby in March, so I am planning my parental leave."
+
+
+def _baby_thread(harness: Harness, thread_ts: str) -> str:
+    """A thread Confer has not answered: a colleague's news, a congratulation, then the mention
+    (as ``conversations.replies`` returns it); the mention's ts."""
+    mention_ts = thread_ts.removesuffix("100") + "300"
+    harness.fake.threads[("C0001", thread_ts)] = [
         {
             "type": "message",
             "user": "U0ANNA",
-            "text": "we are expecting a baby, so I am planning my parental leave",
-            "ts": "1700000007.000100",
+            "text": BABY,
+            "ts": thread_ts,
+            "thread_ts": thread_ts,
+            "reply_count": 2,
+        },
+        {
+            "type": "message",
+            "user": "U0BOB",
+            "text": "Congratulations!",
+            "ts": thread_ts.removesuffix("100") + "200",
+            "thread_ts": thread_ts,
+            "parent_user_id": "U0ANNA",
         },
         {
             "type": "message",
             "user": "U0ANNA",
             "text": f"<@{BOT_USER_ID}> how many weeks can I take?",
-            "ts": "1700000007.000200",
+            "ts": mention_ts,
+            "thread_ts": thread_ts,
+            "parent_user_id": "U0ANNA",
         },
     ]
-    await harness.slack.mention(
-        "how many weeks can I take?", ts="1700000007.000200", thread_ts="1700000007.000100"
-    )
+    return mention_ts
+
+
+async def test_a_mention_in_a_thread_reads_the_threads_topic_not_its_last_reply(harness: Harness) -> None:
+    """ "@Confer how many weeks can I take?" under "… planning my parental leave." and
+    "Congratulations!": parental leave is searched, and answered from its policy."""
+    mention_ts = _baby_thread(harness, "1700000007.000100")
+    await harness.slack.mention("how many weeks can I take?", ts=mention_ts, thread_ts="1700000007.000100")
     await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
     answer = harness.fake.answers()[0]
-    assert "20 weeks" in _answer_text(answer)
-    assert "parental-leave" in _sources(answer)
+    assert answer["thread_ts"] == "1700000007.000100"
+    assert "20 weeks of fully paid parental leave" in _answer_text(answer)
+    assert "parental-leave" in _sources(answer)  # cited from the leave policy
+    [read] = harness.fake.ok_calls("conversations.replies")
+    assert read.params["ts"] == "1700000007.000100" and read.params["latest"] == mention_ts
+    statuses = _statuses(harness)
+    assert any("Searching: how many weeks can I take? (parental leave)" in t for t in statuses)
+    # The thread is Confer's now: a reply is a follow-up about the same leave.
+    await harness.slack.message(
+        "and can it be taken in blocks?", ts="1700000007.000400", thread_ts="1700000007.000100"
+    )
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 2)
+    followup = harness.fake.answers()[1]
+    assert "three blocks" in _answer_text(followup) and "parental-leave" in _sources(followup)
+    assert any("Searching: can parental leave be taken in blocks?" in t for t in _statuses(harness))
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        {"error": "missing_scope"},  # an app installed without channels:history
+        {"status": 429, "retry_after": 30},  # not waited out: the question goes on as written
+    ],
+)
+async def test_a_thread_that_cannot_be_read_still_gets_its_question_answered(
+    harness: Harness, failure: dict[str, Any]
+) -> None:
+    mention_ts = _baby_thread(harness, "1700000009.000100")
+    harness.fake.script("conversations.replies", **failure)
+    await harness.slack.mention("how many weeks can I take?", ts=mention_ts, thread_ts="1700000009.000100")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    answer = harness.fake.answers()[0]
+    assert answer["thread_ts"] == "1700000009.000100" and _answer_text(answer)
+    assert len([c for c in harness.fake.calls if c.method == "conversations.replies"]) == 1
+    statuses = _statuses(harness)
+    assert not any("Searching:" in t for t in statuses)  # asked as written
+
+
+async def test_a_mention_outside_a_thread_reads_nothing_and_is_asked_as_written(harness: Harness) -> None:
+    _baby_thread(harness, "1700000010.000100")  # a thread elsewhere in the channel: not this question's
+    await harness.slack.mention("how long is parental leave?", ts="1700000010.000900")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    answer = harness.fake.answers()[0]
+    assert answer["thread_ts"] == "1700000010.000900"
+    assert "20 weeks" in _answer_text(answer) and "parental-leave" in _sources(answer)
+    assert [c for c in harness.fake.calls if c.method == "conversations.replies"] == []
 
 
 async def test_an_elliptical_followup_keeps_the_earlier_question_whole(harness: Harness) -> None:

@@ -276,3 +276,45 @@ def test_ones_stands_for_what_the_earlier_question_was_about() -> None:
     assert _after("what are the Beacon plans", "which ones include single sign-on?") == (
         "which ones include single sign-on?"
     )
+
+
+BABY = "We are expecting a baby in March, so I am planning my parental leave."
+
+
+def _thread(*said: str) -> list[PriorTurn]:
+    """Messages people wrote in a thread before Confer was asked there, oldest first."""
+    return [PriorTurn(text, origin="thread") for text in said]
+
+
+def test_a_mention_in_a_thread_takes_its_topic_from_the_threads_first_message() -> None:
+    """The thread's later replies chat ("Congratulations!"); what it is about is said where it starts."""
+    for later in ([], ["Congratulations!"], ["Congratulations!", "So exciting, all the best to you both"]):
+        rewritten = rewrite_followup("how many weeks can I take?", _thread(BABY, *later))
+        assert rewritten.text == "how many weeks can I take? (parental leave)", later
+        assert rewritten.subject == "parental leave"  # what the next follow-up's "it" stands for
+    # A pronoun stands for the thread's first question, whatever was said after it.
+    asked = _thread("How long is parental leave here?", "no idea, 16 weeks maybe")
+    assert (
+        rewrite_followup("can it be taken in blocks?", asked).text == "can parental leave be taken in blocks?"
+    )
+    # A question that says what it is about is asked as it is.
+    assert rewrite_followup("How do I reset my Okta password?", _thread(BABY, "Congratulations!")).how == (
+        "as_asked"
+    )
+
+
+def test_after_confers_own_turns_a_follow_up_builds_on_the_last_one() -> None:
+    """Confer answered after the thread was read: its turn is what a follow-up builds on."""
+    history = [*_thread("Congratulations!"), PriorTurn("How long is parental leave?", "parental leave")]
+    assert rewrite_followup("can it be split?", history).text == "can parental leave be split?"
+
+
+async def test_the_model_sees_the_threads_first_message_beside_the_last_turns(
+    model: tuple[FakeLLM, OpenAIChatModel],
+) -> None:
+    fake, client = model
+    chat = ["Congratulations!", "when is the due date?", "mid March", "so exciting"]
+    await understand_followup("can I split it?", _thread(BABY, *chat), llm=client)
+    prompt = fake.requests[0]["messages"][1]["content"]
+    assert BABY in prompt and "so exciting" in prompt and "Congratulations!" not in prompt
+    assert prompt.index(BABY) < prompt.index("so exciting")

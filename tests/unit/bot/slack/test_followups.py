@@ -1,5 +1,6 @@
 """Which Slack ``message`` events are follow-ups, and reading a thread within bounds."""
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -47,32 +48,65 @@ def test_bots_confer_itself_edits_subtypes_and_mentions_are_ignored(event: dict[
     assert parse_message(_body(thread_ts="1.0", **event), BOT) is None
 
 
-async def test_read_thread_is_one_bounded_call_keeping_people_before_the_mention() -> None:
+@pytest.fixture
+async def slack() -> AsyncIterator[tuple[FakeSlackApi, SlackGateway]]:
     fake = await FakeSlackApi().start()
-    try:
-        fake.threads[("C1", "1.000000")] = [
-            {"user": "U1", "text": "How long is parental leave?", "ts": "1.000000"},
-            {"bot_id": "B1", "text": "a bot", "ts": "1.000001"},
-            {"user": BOT, "text": "Confer's own answer", "ts": "1.000002"},
-            {"user": "U2", "subtype": "channel_join", "text": "joined", "ts": "1.000003"},
-            *({"user": "U2", "text": "x" * 300, "ts": f"1.{n:06d}"} for n in range(4, 3000)),
-        ]
-        gateway = SlackGateway(
-            client=AsyncWebClient(token="xoxb-test", base_url=fake.url + "/"), metrics=build_metrics()
-        )
-        turns = await read_thread(
-            gateway, channel="C1", thread_ts="1.000000", before_ts="1.000010", bot_user_id=BOT
-        )
-        assert [t.question for t in turns][-1] == "How long is parental leave?"  # questions last
-        assert len(turns) == 7 and all("bot" not in t.question and "Confer" not in t.question for t in turns)
-        bounded = await read_thread(
-            gateway, channel="C1", thread_ts="1.000000", before_ts="9", bot_user_id=BOT, max_chars=1000
-        )
-        assert sum(len(t.question) for t in bounded) <= 1000
-        assert len(fake.ok_calls("conversations.replies")) == 2
-        assert all(int(c.params["limit"]) == 50 for c in fake.ok_calls("conversations.replies"))
-    finally:
-        await fake.stop()
+    gateway = SlackGateway(
+        client=AsyncWebClient(token="xoxb-test", base_url=fake.url + "/"), metrics=build_metrics()
+    )
+    yield fake, gateway
+    await fake.stop()
+
+
+async def test_read_thread_is_one_bounded_call_keeping_the_first_and_the_last_messages(
+    slack: tuple[FakeSlackApi, SlackGateway],
+) -> None:
+    fake, gateway = slack
+    fake.threads[("C1", "1.000000")] = [
+        {"user": "U1", "text": "We are expecting a baby in March", "ts": "1.000000", "reply_count": 3000},
+        {"bot_id": "B1", "text": "a bot", "ts": "1.000001"},
+        {"user": "U2", "subtype": "channel_join", "text": "joined", "ts": "1.000002"},
+        *({"user": "U2", "text": f"reply {n} " + "x" * 900, "ts": f"1.{n:06d}"} for n in range(3, 40)),
+        {"user": "U2", "text": "Congratulations!", "ts": "1.000040"},
+        {"user": BOT, "bot_id": "BCONFER", "text": "Confer's own answer", "ts": "1.000041"},
+        {"user": "U3", "subtype": "thread_broadcast", "text": "also sent to the channel", "ts": "1.000042"},
+        {"user": "U1", "text": "<@UCONFER> how many weeks can I take?", "ts": "1.000043"},
+        *({"user": "U2", "text": f"later {n}", "ts": f"1.{n:06d}"} for n in range(44, 3000)),
+    ]
+    turns = await read_thread(
+        gateway, channel="C1", thread_ts="1.000000", before_ts="1.000043", bot_user_id=BOT
+    )
+    assert [t.question[:9] for t in turns] == [
+        "We are ex",
+        "reply 38 ",
+        "reply 39 ",
+        "Congratul",
+        "also sent",
+    ]
+    assert turns[3].answer == "Confer's own answer"  # Confer's reply to the message before it
+    assert all(t.origin == "thread" and len(t.question) <= 800 for t in turns)
+    [call] = fake.ok_calls("conversations.replies")
+    assert call.params["ts"] == "1.000000" and call.params["latest"] == "1.000043"
+    assert int(call.params["limit"]) == 50
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        {"error": "missing_scope"},  # an app installed without channels:history
+        {"error": "thread_not_found"},
+        {"status": 429, "retry_after": 30},
+        {"status": 503, "times": 2},
+    ],
+)
+async def test_a_thread_that_cannot_be_read_gives_no_turns_and_is_not_waited_on(
+    slack: tuple[FakeSlackApi, SlackGateway], failure: dict[str, Any]
+) -> None:
+    fake, gateway = slack
+    fake.threads[("C1", "1.0")] = [{"user": "U1", "text": "We are expecting a baby", "ts": "1.0"}]
+    fake.script("conversations.replies", **failure)
+    assert await read_thread(gateway, channel="C1", thread_ts="1.0", before_ts="2.0", bot_user_id=BOT) == []
+    assert len([c for c in fake.calls if c.method == "conversations.replies"]) == failure.get("times", 1)
 
 
 def test_status_shows_the_rewritten_followup_neutralized(sample_config: CollectionsConfig) -> None:
