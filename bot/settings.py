@@ -42,6 +42,9 @@ class ConferSettings(BaseSettings):
     question_timeout: float = Field(
         60.0, gt=0, le=1800, validation_alias=_env("CONFER_QUESTION_TIMEOUT_SECONDS")
     )
+    # Seconds after the question's time-out that a chat may still retry to show its answer or say it
+    # failed (a platform answering 429 or 5xx): no retry waits beyond that (bot/chat/deadline.py).
+    delivery_timeout: float = Field(30.0, gt=0, le=600, validation_alias=_env("CONFER_DELIVERY_SECONDS"))
     routing_ratio: float = Field(0.5, gt=0, le=1, validation_alias=_env("CONFER_ROUTING_RATIO"))
     log_level: str = Field("INFO", validation_alias=_env("CONFER_LOG_LEVEL"))
     log_format: Literal["plain", "json"] = Field("plain", validation_alias=_env("CONFER_LOG_FORMAT"))
@@ -73,6 +76,8 @@ class ConferSettings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(None, validation_alias=_env("SLACK_SIGNING_SECRET"))
     slack_app_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_APP_TOKEN"))
     slack_api_url: str | None = Field(None, validation_alias=_env("SLACK_API_URL"))
+    # Seconds one Web API call may take before it counts as lost (the SDK's default).
+    slack_timeout: int = Field(30, ge=1, le=300, validation_alias=_env("CONFER_SLACK_TIMEOUT_SECONDS"))
     slack_progress: Literal["stream", "edit"] = Field(
         "stream", validation_alias=_env("CONFER_SLACK_PROGRESS")
     )

@@ -114,5 +114,6 @@ def build_service(
         metrics=metrics,
         limits=build_limits(settings),
         question_timeout=settings.question_timeout,
+        delivery_timeout=settings.delivery_timeout,
         llm=build_llm(settings, metrics),
     )

@@ -4,6 +4,13 @@ Callers change the state and return at once. The writer posts the first version,
 latest full state at most once per ``min_interval``; when the platform says "retry later" it waits
 and sends whatever is latest by then. Because only the writer sends and every edit carries the
 whole state, a late or retried edit can never overwrite a newer one.
+
+Once the state is handed over (``hand_over``) the writer sends nothing more, whatever it was doing:
+every send checks that the status is still the writer's to write. Its waits are ``asyncio.timeout``
+blocks in its own task, never ``asyncio.wait_for`` around another task (on Python 3.11 that can
+swallow the cancellation that stops it, when its inner task has just finished). A platform that
+keeps asking to retry later is tried again only until the question's delivery deadline
+(``bot.chat.deadline``).
 """
 
 import asyncio
@@ -14,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from bot.chat import deadline
 from bot.chat.ratelimit import RetryLaterError
 from graph import AnswerSentence, FindingStatus
 from retrieval.errors import ConferError
@@ -81,6 +89,7 @@ class StatusWriter:
         self._hurry = False  # flush(): send the latest state without waiting out the interval
         self._sent = asyncio.Event()  # set after each send (flush() waits on it)
         self._at_once = False  # update(at_once=True): the next send does not wait out the interval
+        self._handed_over = False  # the caller sends the rest: the writer sends nothing more
         self.posted = False
 
     def start(self) -> None:
@@ -140,6 +149,7 @@ class StatusWriter:
         self._closing = True
         if self._task is not None and self._posting:
             await self.first_post()
+        self._handed_over = True  # from here on no send of the writer's goes out
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -154,9 +164,9 @@ class StatusWriter:
         self._changed.set()
         if self._task is None or self._task.done():  # never started, finished, or handed over
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), wait)
-        except TimeoutError:
+        await asyncio.wait([self._task], timeout=min(wait, deadline.remaining()))
+        if not self._task.done():
+            self._handed_over = True  # nothing more goes out, even if the cancellation is late
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
@@ -167,7 +177,7 @@ class StatusWriter:
             self._changed.clear()
 
     async def _write_loop(self) -> None:
-        while True:
+        while not self._handed_over:
             if self._sent_version == self._version:
                 if self._closing:
                     return
@@ -183,7 +193,7 @@ class StatusWriter:
                     continue
                 version = self._version
                 self._posting = True
-                try:
+                try:  # hand_over() waits for a first post in flight: it creates the message
                     await self._sink.post_status(self.state)
                 except ConferError:
                     logger.warning("could not post the status message")
@@ -200,12 +210,18 @@ class StatusWriter:
             if wait > 0 and not (self._closing or self._hurry or self._at_once):
                 self._changed.clear()
                 with contextlib.suppress(TimeoutError):  # an urgent change ends the wait early
-                    await asyncio.wait_for(self._wait_urgent(), wait)
+                    async with asyncio.timeout(wait):
+                        await self._wait_urgent()
+            if self._handed_over:
+                return  # the status is no longer the writer's to write
             self._at_once = False
             version = self._version
             try:
                 await self._sink.edit_status(self.state)
             except RetryLaterError as later:
+                if not deadline.allows(later.retry_after):
+                    logger.warning("status edits still asked to wait at the delivery deadline; stopped")
+                    return
                 await asyncio.sleep(later.retry_after)
                 continue  # the next attempt sends whatever is latest by then
             except ConferError:

@@ -94,6 +94,8 @@ class ResearchService:
     limits: ResearchLimits
     question_timeout: float
     llm: ChatModel | None = None
+    # Seconds after ``question_timeout`` a chat may still retry to show the answer or its failure.
+    delivery_timeout: float = 30.0
     graph: ResearchGraph | None = None
 
     def __post_init__(self) -> None:

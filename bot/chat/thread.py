@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from bot import messages
+from bot.chat import deadline
 from bot.chat.feedback import AnswerRecord, FeedbackDesk, new_question_id
 from bot.chat.memory import ThreadKey
 from bot.chat.progress import Phase, Row, StatusSink, StatusState, StatusWriter
@@ -179,70 +180,75 @@ async def answer_in_thread(
     """Answer ``question`` in ``thread``; never raises except ``CancelledError``. When nothing at all
     reached the thread (neither the status nor the answer), ``on_undelivered`` tells the asker
     another way (Slack: an ephemeral message). Returns the answer once posted (for thread memory).
-    ``key`` names the thread; with ``feedback`` the answer's record is kept for votes on it."""
-    writer = StatusWriter(thread, min_interval=status_interval)
-    if searching:  # a follow-up: the status shows the question it became
-        writer.update(lambda s: setattr(s, "searching", searching))
-    writer.start()
-    started = time.monotonic()
-    answered: Answer | None = None
-    suggesting: asyncio.Task[AnswerFooter] | None = None
-    try:
+    ``key`` names the thread; with ``feedback`` the answer's record is kept for votes on it. No
+    retry waits past the question's time-out plus ``service.delivery_timeout``, counted from when
+    the question leaves the queue (``bot.chat.deadline``)."""
+    bound = service.question_timeout + service.delivery_timeout
+    with deadline.delivery_deadline(time.monotonic() + bound) as until:
+        writer = StatusWriter(thread, min_interval=status_interval)
+        if searching:  # a follow-up: the status shows the question it became
+            writer.update(lambda s: setattr(s, "searching", searching))
+        writer.start()
+        started = time.monotonic()
+        answered: Answer | None = None
+        suggesting: asyncio.Task[AnswerFooter] | None = None
+        try:
 
-        async def queued(position: int) -> None:
-            def change(state: StatusState) -> None:
-                state.phase, state.queue_position = "queued", position
+            async def queued(position: int) -> None:
+                def change(state: StatusState) -> None:
+                    state.phase, state.queue_position = "queued", position
 
-            writer.update(change)
+                writer.update(change)
 
-        async with scheduler.slot(on_queued=queued):
-            writer.update(lambda s: setattr(s, "phase", "researching"))
-            answer = await service.answer(question, surface=surface, on_event=_progress(writer, thread))
-        footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
-        if isinstance(thread, PlainAnswer) and thread.plain_answer:
-            suggesting = asyncio.create_task(_as_is(footer))
-        else:
-            suggesting = asyncio.create_task(_with_suggestions(service, question, answer, footer))
-        await asyncio.wait({suggesting}, timeout=SUGGESTIONS_WAIT)
-        await writer.first_post()  # the status stays above the answer
-        if isinstance(thread, StreamingThread) and thread.streaming:
-            writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
-            await thread.finish_stream(await writer.hand_over(), answer, suggesting)
-            answered = answer
-        else:
-            # suggestions still coming go out with the answer where it cannot be edited, else later
-            late = thread if isinstance(thread, EditableAnswer) and not suggesting.done() else None
-            # The status is final before the answer appears under it, never "searching…" above it.
-            writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
-            await writer.flush(wait=STATUS_FLUSH_WAIT)
-            await thread.post_answer(answer, footer if late else await suggesting)
-            answered = answer
-            if late is not None:
-                await _add_late_suggestions(late, answer, footer, suggesting)
-    except QuestionTimeoutError:
-        writer.update(_finish("failed", messages.STATUS_TIMED_OUT))
-        await thread.say(messages.TIMED_OUT)
-    except asyncio.CancelledError:
-        if answered is None:  # once the answer is posted, only a late status edit is lost
-            writer.update(_finish("interrupted", messages.STATUS_INTERRUPTED))
-            await asyncio.shield(_finish_interrupted(thread, writer))
-        raise
-    except ChatCallError as error:
-        logger.warning("could not post the answer", extra={"method": error.method, "error": error.error})
-        writer.update(_finish("failed", messages.STATUS_POST_FAILED))
-        if not writer.posted and on_undelivered is not None:
-            await on_undelivered()
-    except Exception:
-        logger.exception("question failed")
-        writer.update(_finish("failed", messages.STATUS_UNEXPECTED))
-        await thread.say(messages.UNEXPECTED)
-    finally:
-        if suggesting is not None:
-            suggesting.cancel()  # an answer that never went out needs no suggestions
-    await writer.close()
-    if isinstance(thread, StreamingThread):
-        await thread.end_stream()
-    return answered
+            async with scheduler.slot(on_queued=queued):
+                until.at = time.monotonic() + bound  # the time budget starts with the research
+                writer.update(lambda s: setattr(s, "phase", "researching"))
+                answer = await service.answer(question, surface=surface, on_event=_progress(writer, thread))
+            footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
+            if isinstance(thread, PlainAnswer) and thread.plain_answer:
+                suggesting = asyncio.create_task(_as_is(footer))
+            else:
+                suggesting = asyncio.create_task(_with_suggestions(service, question, answer, footer))
+            await asyncio.wait({suggesting}, timeout=SUGGESTIONS_WAIT)
+            await writer.first_post()  # the status stays above the answer
+            if isinstance(thread, StreamingThread) and thread.streaming:
+                writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
+                await thread.finish_stream(await writer.hand_over(), answer, suggesting)
+                answered = answer
+            else:
+                # suggestions still coming go out with the answer where it cannot be edited, else later
+                late = thread if isinstance(thread, EditableAnswer) and not suggesting.done() else None
+                # The status is final before the answer appears under it, never "searching…" above it.
+                writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
+                await writer.flush(wait=STATUS_FLUSH_WAIT)
+                await thread.post_answer(answer, footer if late else await suggesting)
+                answered = answer
+                if late is not None:
+                    await _add_late_suggestions(late, answer, footer, suggesting)
+        except QuestionTimeoutError:
+            writer.update(_finish("failed", messages.STATUS_TIMED_OUT))
+            await thread.say(messages.TIMED_OUT)
+        except asyncio.CancelledError:
+            if answered is None:  # once the answer is posted, only a late status edit is lost
+                writer.update(_finish("interrupted", messages.STATUS_INTERRUPTED))
+                await asyncio.shield(_finish_interrupted(thread, writer))
+            raise
+        except ChatCallError as error:
+            logger.warning("could not post the answer", extra={"method": error.method, "error": error.error})
+            writer.update(_finish("failed", messages.STATUS_POST_FAILED))
+            if not writer.posted and on_undelivered is not None:
+                await on_undelivered()
+        except Exception:
+            logger.exception("question failed")
+            writer.update(_finish("failed", messages.STATUS_UNEXPECTED))
+            await thread.say(messages.UNEXPECTED)
+        finally:
+            if suggesting is not None:
+                suggesting.cancel()  # an answer that never went out needs no suggestions
+        await writer.close()
+        if isinstance(thread, StreamingThread):
+            await thread.end_stream()
+        return answered
 
 
 async def _as_is(footer: AnswerFooter) -> AnswerFooter:

@@ -13,6 +13,9 @@ attempts it may make (``attempts=1`` for ``auth.test`` at start-up), and whether
 Calls that do not go through the gateway (Bolt's own) are never resent. The shared Redis budgets
 stay Confer's (``bot.chat.ratelimit``): the SDK has no budget shared between processes.
 
+No resend waits past the question's delivery deadline (``bot.chat.deadline``): a call still
+failing then fails for good, and its caller falls back.
+
 A lost connection or a time-out is a temporary ``SlackCallError`` too. It is retried only where
 sending twice changes nothing (reads, ``chat.update`` with the whole state, a connection that was
 never made); a post or a stream call may have been applied before its answer was lost, so it is
@@ -42,6 +45,7 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.chat import deadline
 from bot.chat.ratelimit import Budget, RateBudget, Window
 from bot.chat.turns import TurnGate
 from bot.errors import ChatCallError
@@ -160,6 +164,8 @@ class _RateLimitRetry(AsyncRateLimitErrorRetryHandler):
         policy = self.shared.policy(state)
         if policy is None or not policy.retry_rate_limited:
             return False
+        if response is not None and not deadline.allows(_retry_after(response.headers)):
+            return False  # the question's delivery deadline comes first: the caller falls back
         return await self._can_retry_async(state=state, request=request, response=response, error=error)
 
     async def prepare_for_next_attempt_async(
@@ -180,6 +186,10 @@ class _PausedRetry(AsyncRetryHandler):
 
     outcome: str
     shared: _Retrying
+
+    def in_time(self, state: RetryState) -> bool:
+        """Whether the pause before the next attempt ends before the question's delivery deadline."""
+        return deadline.allows(self.interval_calculator.calculate_sleep_duration(state.current_attempt))
 
     async def prepare_for_next_attempt_async(
         self,
@@ -208,7 +218,7 @@ class _ServerErrorRetry(_PausedRetry, AsyncServerErrorRetryHandler):
         response: HttpResponse | None = None,
         error: Exception | None = None,
     ) -> bool:
-        if response is None or self.shared.policy(state) is None:
+        if response is None or self.shared.policy(state) is None or not self.in_time(state):
             return False
         body = response.body if isinstance(response.body, dict) else {}
         return response.status_code >= 500 or (
@@ -239,8 +249,10 @@ class _ConnectionRetry(_PausedRetry, AsyncConnectionErrorRetryHandler):
         error: Exception | None = None,
     ) -> bool:
         policy = self.shared.policy(state)
-        if policy is None or not await self._can_retry_async(
-            state=state, request=request, response=response, error=error
+        if (
+            policy is None
+            or not self.in_time(state)
+            or not await self._can_retry_async(state=state, request=request, response=response, error=error)
         ):
             return False
         return isinstance(error, aiohttp.ClientConnectorError) or policy.method in IDEMPOTENT_METHODS

@@ -27,6 +27,7 @@ from slack_sdk.models.blocks.block_elements import UrlSourceElement
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, PlanUpdateChunk, TaskUpdateChunk
 
 from bot import messages
+from bot.chat import deadline
 from bot.chat.progress import FINAL_PHASES, Row, StatusState
 from bot.chat.ratelimit import RetryLaterError
 from bot.chat.render import AnswerFooter, cite, collection_title, failed_collections, no_answer_text
@@ -211,6 +212,7 @@ class StreamedSlackThread(SlackThread):
     workspaces: EditOnlyWorkspaces = field(default_factory=EditOnlyWorkspaces)
     stream_ts: str | None = None
     _stopped: bool = False
+    _finishing: bool = False  # finish_stream has the stream: no status edit may write to it
     _sent: dict[str, dict[str, Any]] = field(default_factory=dict)
     _shown: str = ""  # the answer's text appended so far: verified sentences only
     _shown_sentences: int = 0
@@ -280,6 +282,8 @@ class StreamedSlackThread(SlackThread):
         return text, len(state.answer)
 
     async def edit_status(self, state: StatusState) -> None:
+        if self._finishing:  # the answer's own calls write the rest; a late edit sends nothing
+            return
         if not self.streaming:
             if self.status_ts is None:  # the stream broke off: the status is posted as a message now
                 await super().post_status(state)
@@ -316,14 +320,15 @@ class StreamedSlackThread(SlackThread):
 
     async def _append_waiting(self, chunks: list[dict[str, Any]]) -> None:
         """``_append`` for the answer's text: a 429 is waited out and the same text sent again, at
-        most ``APPEND_ATTEMPTS`` times in all; then ``SlackCallError`` (the answer is posted
-        instead), so a stream that keeps answering 429 cannot hold the question forever."""
+        most ``APPEND_ATTEMPTS`` times in all and never past the question's delivery deadline; then
+        ``SlackCallError`` (the answer is posted instead), so a stream that keeps answering 429
+        cannot hold the question forever."""
         for attempt in range(1, APPEND_ATTEMPTS + 1):
             try:
                 await self._append(chunks)
                 return
-            except RetryLaterError:
-                if attempt == APPEND_ATTEMPTS:
+            except RetryLaterError as later:
+                if attempt == APPEND_ATTEMPTS or not deadline.allows(later.retry_after):
                     raise SlackCallError(method="chat.appendStream", error="ratelimited") from None
                 # the budget's pause holds the next attempt back
 
@@ -333,7 +338,9 @@ class StreamedSlackThread(SlackThread):
         """The tasks' last states, the plan's summary, the answer's text and its footer: the text in
         pieces of at most 12,000 characters, the last of them with ``chat.stopStream`` when the
         footer is ready; when it is not (a model still writing suggestions), the whole text is
-        appended first and the stream stops once the footer comes."""
+        appended first and the stream stops once the footer comes. From here on only these calls
+        write to the stream (a status edit still on its way sends nothing)."""
+        self._finishing = True
         full = answer_markdown(answer, self.config)
         if self._shown and not full.startswith(self._shown):  # never expected: say it, show it all
             logger.warning("the answer does not continue the sentences streamed before it")

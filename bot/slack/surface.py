@@ -43,7 +43,10 @@ def build_slack_client(settings: ConferSettings) -> AsyncWebClient | None:
     base_url = (settings.slack_api_url + "/") if settings.slack_api_url else AsyncWebClient.BASE_URL
     # No default resends: the gateway installs its own handlers, for what is safe to send twice.
     return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(), base_url=base_url, retry_handlers=[]
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=base_url,
+        timeout=settings.slack_timeout,
+        retry_handlers=[],
     )
 
 

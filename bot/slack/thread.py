@@ -4,8 +4,9 @@ The status is a threaded message edited with ``chat.update`` within the workspac
 edits a minute); on 429 the budget pauses and the core's status writer sends the latest state after
 ``Retry-After``. The answer is Block Kit, posted again as plain text if Slack rejects its blocks.
 Its first block carries an id of its own, so that when the connection breaks after the post was
-sent, the thread is read (``conversations.replies``) and the answer posted again only if it is not
-there.
+sent, the thread is read (``conversations.replies``; for a direct message answered in the
+conversation itself, its history from the status message on: ``conversations.history``) and the
+answer posted again only if it is not there.
 """
 
 import logging
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 _BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "msg_too_long"})
 ANSWER_BLOCK = "answer:{id}"  # the block id of an answer's first block: finds a post whose answer was lost
-LOOK_PAGE = 200  # conversations.replies messages per page when looking for a lost post
+LOOK_PAGE = 200  # messages per page of conversations.replies or .history when looking for a lost post
 LOOK_PAGES = 5
 
 
@@ -43,14 +44,20 @@ async def find_post(
     gateway: SlackGateway, channel: str, thread_ts: str, *, block_id: str, oldest: str
 ) -> str | None:
     """The ts of the message in thread ``thread_ts``, from ``oldest`` on, that has a block
-    ``block_id``; ``None`` when there is none. Raises ``SlackCallError`` when the thread cannot be
-    read."""
+    ``block_id``; without a thread (a direct message answered at the top of the conversation) the
+    conversation's own messages are read instead. ``None`` when there is none. Raises
+    ``SlackCallError`` when the messages cannot be read."""
     cursor = ""
+    method = "conversations.replies" if thread_ts else "conversations.history"
     for _ in range(LOOK_PAGES):
-        params: dict[str, Any] = {"channel": channel, "ts": thread_ts, "oldest": oldest, "limit": LOOK_PAGE}
+        params: dict[str, Any] = {"channel": channel, "limit": LOOK_PAGE}
+        if thread_ts:
+            params["ts"] = thread_ts
+        if oldest:
+            params["oldest"] = oldest
         if cursor:
             params["cursor"] = cursor
-        response = await gateway.call("conversations.replies", inclusive=True, **params)
+        response = await gateway.call(method, inclusive=True, **params)
         for message in response.get("messages") or []:
             blocks = message.get("blocks") if isinstance(message, dict) else None
             if any(isinstance(b, dict) and b.get("block_id") == block_id for b in blocks or []):

@@ -6,7 +6,8 @@ module adds what a chat core needs around them: the per-conversation rate budget
 about 7 messages a second and 60 per 30 s), waits on 429, 412, 502 and 504 (``Retry-After`` when
 given), metrics per method and outcome, and failures as ``ChatCallError`` with no library text.
 The SDK's connector client does not resend anything; the resending is tenacity's (``AsyncRetrying``),
-the budget, the 429 pause shared by the conversation and the metrics are Confer's.
+the budget, the 429 pause shared by the conversation and the metrics are Confer's. No resend waits
+past the question's delivery deadline (``bot.chat.deadline``).
 """
 
 import logging
@@ -19,7 +20,9 @@ from microsoft_agents.activity import Activity, ChannelAccount, ConversationPara
 from microsoft_agents.hosting.core import RestChannelServiceClientFactory
 from microsoft_agents.hosting.core.authorization import AuthenticationConstants, ClaimsIdentity
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+from tenacity.stop import stop_base
 
+from bot.chat import deadline
 from bot.chat.ratelimit import RateBudget, RetryLaterError
 from bot.errors import ChatCallError
 from bot.metrics import ConferMetrics
@@ -43,6 +46,13 @@ def _pause(state: RetryCallState) -> float:
     if isinstance(error, ClientResponseError):
         return _retry_after(error, state.attempt_number)
     return 0.5 * state.attempt_number
+
+
+class _PastDeadline(stop_base):
+    """Stop when the pause before the next attempt would end after the question's delivery deadline."""
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return not deadline.allows(_pause(retry_state))
 
 
 def _retry_after(error: ClientResponseError, attempt: int) -> float:
@@ -95,7 +105,7 @@ class TeamsClient:
         budget = self.connector.budget
         key = conversation_key(conversation_id)
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.connector.attempts),
+            stop=stop_after_attempt(self.connector.attempts) | _PastDeadline(),
             wait=_pause,
             retry=retry_if_exception_type((ClientError, TimeoutError)),
             reraise=True,

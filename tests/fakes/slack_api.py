@@ -1,12 +1,15 @@
 """A fake Slack Web API on 127.0.0.1: records every call, answers like Slack, and can be told to
 answer 429 (with Retry-After), 5xx or ``ok: false`` for a method, to answer late, or to drop the
-connection before or after applying a call. Confer's posts in a thread (messages and streams) show
-in ``conversations.replies`` as they would in Slack."""
+connection before or after applying a call: once, for a number of calls, or throughout; for every
+call of the method or only those to one channel (or matching a predicate), after letting the first
+ones through. Confer's posts in a thread (messages and streams) show in ``conversations.replies``,
+and its top-level posts in ``conversations.history``, as they would in Slack."""
 
 import asyncio
 import contextlib
 import itertools
 import json
+import re
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
@@ -145,6 +148,18 @@ def _chunk_error(params: dict[str, Any]) -> str | None:
     return None
 
 
+_TS = re.compile(r"\d+\.\d+")  # a message's ts; a thread is named by its first message's
+
+
+def _from_oldest(messages: list[dict[str, Any]], params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The messages after ``oldest`` (and at it, with ``inclusive``), as both reads filter them."""
+    oldest = str(params.get("oldest") or "")
+    if not oldest:
+        return messages
+    inclusive = params.get("inclusive") in (True, "true", "1", 1)
+    return [m for m in messages if str(m.get("ts")) > oldest or (inclusive and str(m.get("ts")) == oldest)]
+
+
 Drop = Literal["before", "after"]  # the connection breaks before the call is applied, or after
 
 
@@ -156,6 +171,14 @@ class Scripted:
     when: Callable[[dict[str, Any]], bool] | None = None  # only calls whose parameters match
     drop: Drop | None = None  # reset the connection instead of answering
     delay: float = 0.0  # seconds before answering (a client's time-out)
+    channel: str | None = None  # only calls to this channel (``channel`` or ``channel_id``)
+    always: bool = False  # every matching call from now on, not once
+    skip: int = 0  # let this many matching calls through first
+
+    def matches(self, params: dict[str, Any]) -> bool:
+        if self.channel is not None and self.channel not in (params.get("channel"), params.get("channel_id")):
+            return False
+        return self.when is None or self.when(params)
 
 
 @dataclass
@@ -172,6 +195,7 @@ class FakeSlackApi:
     threads: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)  # replies
     streams: dict[str, Stream] = field(default_factory=dict)  # by ts
     refuse_streams: str | None = None  # an error every stream method answers (a workspace without them)
+    history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # top-level posts, by channel
 
     def script(
         self,
@@ -184,19 +208,37 @@ class FakeSlackApi:
         when: Callable[[dict[str, Any]], bool] | None = None,
         drop: Drop | None = None,
         delay: float = 0.0,
+        channel: str | None = None,
+        always: bool = False,
+        skip: int = 0,
     ) -> None:
-        for _ in range(times):
+        """Answer the next ``times`` calls of ``method`` (every one with ``always``) that go to
+        ``channel`` and match ``when``, after ``skip`` of them went through, as told."""
+        for _ in range(1 if always else times):
             self._scripts[method].append(
                 Scripted(
-                    status=status, error=error, retry_after=retry_after, when=when, drop=drop, delay=delay
+                    status=status,
+                    error=error,
+                    retry_after=retry_after,
+                    when=when,
+                    drop=drop,
+                    delay=delay,
+                    channel=channel,
+                    always=always,
+                    skip=skip,
                 )
             )
 
     def _take_script(self, method: str, params: dict[str, Any]) -> Scripted | None:
         for scripted in self._scripts[method]:
-            if scripted.when is None or scripted.when(params):
+            if not scripted.matches(params):
+                continue
+            if scripted.skip:
+                scripted.skip -= 1
+                return None
+            if not scripted.always:
                 self._scripts[method].remove(scripted)
-                return scripted
+            return scripted
         return None
 
     async def start(self) -> "FakeSlackApi":
@@ -279,6 +321,12 @@ class FakeSlackApi:
         if script is None and method in STREAM_METHODS:
             error = self._stream_error(method, params)
             script = Scripted(error=error) if error else None
+        if (
+            script is None
+            and method == "conversations.replies"
+            and not _TS.fullmatch(str(params.get("ts") or ""))
+        ):
+            script = Scripted(error="thread_not_found")
         status = script.status if script else 200
         answer = self._answer(method, params) if status == 200 and not (script and script.error) else {}
         self.calls.append(
@@ -288,10 +336,12 @@ class FakeSlackApi:
         if dropped:  # applied, but the answer never reaches the client
             return self._drop(request)
         if script and script.status == 429:
+            # https://docs.slack.dev/apis/web-api/rate-limits: HTTP 429 with Retry-After in seconds
+            # (whole seconds in Slack; a test may ask for a fraction to stay fast).
             return web.json_response(
                 {"ok": False, "error": "ratelimited"},
                 status=429,
-                headers={"Retry-After": str(script.retry_after or 1)},
+                headers={"Retry-After": f"{script.retry_after or 1:g}"},
             )
         if script and script.status >= 500:
             return web.Response(status=script.status, text="upstream error")
@@ -326,9 +376,13 @@ class FakeSlackApi:
             }
         if method == "chat.postMessage":
             ts = f"1700000000.{next(self._ts):06d}"
+            shown = {"ts": ts, "text": params.get("text", ""), "blocks": params.get("blocks") or []}
             if params.get("thread_ts"):
-                shown = {"ts": ts, "text": params.get("text", ""), "blocks": params.get("blocks") or []}
                 self._show_in_thread(str(params.get("channel")), str(params["thread_ts"]), shown)
+            else:  # a top-level post: the channel's history shows it
+                self.history.setdefault(str(params.get("channel")), []).append(
+                    {"type": "message", "user": BOT_USER_ID, "bot_id": "BCONFER", **shown}
+                )
             return {
                 "ok": True,
                 "channel": params.get("channel"),
@@ -345,7 +399,14 @@ class FakeSlackApi:
         if method == "apps.connections.open":
             return {"ok": True, "url": self.url.replace("http://", "ws://").removesuffix("/api") + "/socket"}
         if method == "conversations.replies":
+            # A ``ts`` that names no message is ``thread_not_found`` (answered in ``_handle``).
             return self._replies(params)
+        if method == "conversations.history":
+            # https://docs.slack.dev/reference/methods/conversations.history: a channel's top-level
+            # messages, newest first, from ``oldest`` on (``inclusive``: that one too).
+            limit = int(params.get("limit") or 100)
+            messages = _from_oldest(self.history.get(str(params.get("channel")), []), params)[::-1]
+            return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
         if method == "chat.startStream":
             ts = f"1700000000.{next(self._ts):06d}"
             stream = Stream(
@@ -439,12 +500,13 @@ class FakeSlackApi:
         return [p for p in self.posts() if p.get("blocks")]
 
     def status_messages(self) -> list[str]:
-        """The ts of every status message: threaded posts without blocks that were then edited
-        or could be (the answer carries blocks; root messages of /ask have no thread)."""
+        """The ts of every status message: threaded posts (or a direct message's top-level posts)
+        without blocks that were then edited or could be (the answer carries blocks; root messages
+        of /ask have no thread)."""
         return [
             str(c.response["ts"])
             for c in self.ok_calls("chat.postMessage")
-            if c.params.get("thread_ts")
+            if (c.params.get("thread_ts") or str(c.params.get("channel", "")).startswith("D"))
             and not c.params.get("blocks")
             and c.response.get("ts")
             and str(c.params.get("text", "")).startswith(("🔎", "⏳"))
