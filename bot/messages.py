@@ -228,6 +228,8 @@ STATUS_SEARCHING = "searching…"
 STATUS_TIMED_OUT = "⏱️ Stopped: the question ran out of time."
 STATUS_INTERRUPTED = "⏹️ Interrupted."
 STATUS_POST_FAILED = "⚠️ Could not post the answer."
+# The answer's post may have reached the chat but its reply was lost, and the chat could not be read.
+STATUS_POST_UNCERTAIN = "⚠️ The answer may not have been posted: if it is not below, please ask again."
 STATUS_UNEXPECTED = "⚠️ Something went wrong."
 STATUS_ICONS: dict[FindingStatus, str] = {"ok": "✅", "empty": "➖", "failed": "⚠️", "timeout": "⏱️"}
 

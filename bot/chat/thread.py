@@ -235,7 +235,10 @@ async def answer_in_thread(
             raise
         except ChatCallError as error:
             logger.warning("could not post the answer", extra={"method": error.method, "error": error.error})
-            writer.update(_finish("failed", messages.STATUS_POST_FAILED))
+            # A post that may have landed (its reply lost, the chat unreadable) is not called failed.
+            uncertain = bool(getattr(error, "uncertain", False))
+            summary = messages.STATUS_POST_UNCERTAIN if uncertain else messages.STATUS_POST_FAILED
+            writer.update(_finish("failed", summary))
             if not writer.posted and on_undelivered is not None:
                 await on_undelivered()
         except Exception:

@@ -179,6 +179,7 @@ async def authorize_once(gateway: SlackGateway) -> AuthorizeResult:
                 [f"SLACK_API_URL: could not reach the Slack Web API at {url} ({error.error})"]
             ) from None
         raise SettingsError([f"SLACK_BOT_TOKEN: auth.test failed ({error.error})"]) from None
+    gateway.bot_id = str(identity.get("bot_id") or "")  # finds Confer's own messages in a thread
     return AuthorizeResult(
         enterprise_id=identity.get("enterprise_id"),
         team_id=identity.get("team_id"),
@@ -317,7 +318,20 @@ def build_slack_app(
                     gateway, channel=message.channel, thread_ts=thread, bot_user_id=context.bot_user_id
                 ),
             ),
-            responder.opener(team=message.team, channel=message.channel, thread_ts=thread, user=message.user),
+            responder.opener(
+                team=message.team,
+                channel=message.channel,
+                thread_ts=thread,
+                user=message.user,
+                on_undelivered=lambda: _tell_privately(
+                    responder,
+                    intake.metrics,
+                    "dm" if dm else "followup",
+                    message.channel,
+                    message.user,
+                    thread,
+                ),
+            ),
             neutralize=neutralize,
         )
         await responder.tell(taken, channel=message.channel, user=message.user, thread_ts=thread)
@@ -520,8 +534,16 @@ async def _respond(responder: SlackResponder, command: SlashCommand, payload: di
 
 async def _tell_undelivered(responder: SlackResponder, metrics: ConferMetrics, mention: Mention) -> None:
     """A mention whose thread Confer could not post in: the asker hears it privately."""
-    told = await responder.ephemeral(mention.channel, mention.user, messages.NOT_POSTED, mention.reply_thread)
-    metrics.questions_undelivered.labels("mention", "ephemeral" if told else "none").inc()
+    await _tell_privately(responder, metrics, "mention", mention.channel, mention.user, mention.reply_thread)
+
+
+async def _tell_privately(
+    responder: SlackResponder, metrics: ConferMetrics, surface: str, channel: str, user: str, thread: str
+) -> None:
+    """A question whose thread or direct message Confer could not post in (neither its status nor
+    its answer): the asker hears it privately, in an ephemeral message."""
+    told = await responder.ephemeral(channel, user, messages.NOT_POSTED, thread or None)
+    metrics.questions_undelivered.labels(surface, "ephemeral" if told else "none").inc()
 
 
 def _reply_text(taken: Taken, *, usage: str) -> str:

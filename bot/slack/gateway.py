@@ -55,6 +55,7 @@ from retrieval.errors import ConferError
 logger = logging.getLogger(__name__)
 
 MAX_RETRY_AFTER = 60.0
+ATTEMPTS = 4  # tries of one Web API call in all, unless the call says otherwise
 CALLS_PER_TURN = 16  # Web API calls started in one turn of the event loop (bot.chat.turns)
 # Temporary failures Slack reports with HTTP 200 and ``ok: false``: retried like a 5xx.
 TRANSIENT_ERRORS = frozenset({"internal_error", "service_unavailable", "request_timeout", "fatal_error"})
@@ -288,6 +289,7 @@ class SlackGateway:
     ) -> None:
         self.client = client
         self.metrics = metrics
+        self.bot_id = ""  # Confer's bot id (``auth.test`` at start-up): its own messages carry it
         self.update_budget = update_budget or RateBudget(UPDATE_WINDOWS)
         self.append_budget = append_budget or RateBudget(APPEND_WINDOWS)
         # A burst's status messages all start at once: their calls are built and sent at most
@@ -297,12 +299,14 @@ class SlackGateway:
         client.retry_handlers = retry_handlers(self)
 
     async def call(
-        self, method: str, *, retry_rate_limited: bool = True, attempts: int = 4, **params: Any
+        self, method: str, *, retry_rate_limited: bool = True, attempts: int | None = None, **params: Any
     ) -> dict[str, Any]:
-        """One Web API call, resent by the client's handlers up to ``attempts`` times in all; the
-        last attempt's failure is counted and raised here."""
+        """One Web API call, resent by the client's handlers up to ``attempts`` (``ATTEMPTS``) times
+        in all; the last attempt's failure is counted and raised here."""
         await self._turns.enter()
-        token = _POLICY.set(_CallPolicy(method, attempts, retry_rate_limited))
+        token = _POLICY.set(
+            _CallPolicy(method, ATTEMPTS if attempts is None else attempts, retry_rate_limited)
+        )
         try:
             response = await self.client.api_call(method, json=params)
         except (aiohttp.ClientError, TimeoutError) as exc:

@@ -35,7 +35,7 @@ from bot.metrics import ConferMetrics
 from bot.slack.blocks import stream_footer
 from bot.slack.gateway import RateLimitedError, SlackCallError
 from bot.slack.mrkdwn import neutralize, neutralize_markdown
-from bot.slack.thread import SlackThread
+from bot.slack.thread import LOOK_PAGE, SlackThread
 from graph import Answer
 from retrieval.collections import CollectionsConfig
 
@@ -262,11 +262,39 @@ class StreamedSlackThread(SlackThread):
                 chunks=list(chunks.values()),
             )
         except SlackCallError as error:
-            self._fall_back(error.error)
-            await super().post_status(state)
-            return
+            found = await self._started_anyway() if error.uncertain else None
+            if found is None:
+                self._fall_back(error.error)
+                await super().post_status(state)
+                return
+            response = {"ts": found}  # its reply was lost: the plan is resent whole by the next append
+            chunks = {}
         self.stream_ts = str(response.get("ts", ""))
         self._sent = chunks
+
+    async def _started_anyway(self) -> str | None:
+        """After a ``chat.startStream`` whose reply was lost (Slack may have started it): the ts of
+        Confer's newest message in the thread, taken as that stream. If it was an earlier answer,
+        Slack answers the next append ``message_not_in_streaming_state`` and the question carries
+        on by post and edit, as when the stream was never started; a stream that was started is
+        written to and stopped, never left open. ``None`` when the thread cannot be read or holds
+        nothing of Confer's."""
+        if not self.gateway.bot_id:
+            return None
+        try:
+            response = await self.gateway.call(
+                "conversations.replies", channel=self.channel, ts=self.thread_ts, limit=LOOK_PAGE
+            )
+        except SlackCallError:
+            return None
+        own = [
+            str(m.get("ts", ""))
+            for m in response.get("messages") or []
+            if isinstance(m, dict)
+            and m.get("bot_id") == self.gateway.bot_id
+            and m.get("ts") != self.thread_ts
+        ]
+        return max(own, default=None)
 
     def _changes(self, state: StatusState) -> dict[str, dict[str, Any]]:
         return {k: c for k, c in plan_chunks(state, self.config).items() if self._sent.get(k) != c}

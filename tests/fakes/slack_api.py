@@ -171,6 +171,7 @@ class Scripted:
     when: Callable[[dict[str, Any]], bool] | None = None  # only calls whose parameters match
     drop: Drop | None = None  # reset the connection instead of answering
     delay: float = 0.0  # seconds before answering (a client's time-out)
+    late: float = 0.0  # seconds before answering a call already applied (its reply is slow)
     channel: str | None = None  # only calls to this channel (``channel`` or ``channel_id``)
     always: bool = False  # every matching call from now on, not once
     skip: int = 0  # let this many matching calls through first
@@ -208,6 +209,7 @@ class FakeSlackApi:
         when: Callable[[dict[str, Any]], bool] | None = None,
         drop: Drop | None = None,
         delay: float = 0.0,
+        late: float = 0.0,
         channel: str | None = None,
         always: bool = False,
         skip: int = 0,
@@ -223,11 +225,16 @@ class FakeSlackApi:
                     when=when,
                     drop=drop,
                     delay=delay,
+                    late=late,
                     channel=channel,
                     always=always,
                     skip=skip,
                 )
             )
+
+    def heal(self) -> None:
+        """Slack recovers: every fault still scripted is dropped."""
+        self._scripts.clear()
 
     def _take_script(self, method: str, params: dict[str, Any]) -> Scripted | None:
         for scripted in self._scripts[method]:
@@ -327,6 +334,12 @@ class FakeSlackApi:
             and not _TS.fullmatch(str(params.get("ts") or ""))
         ):
             script = Scripted(error="thread_not_found")
+        if script is not None and script.error == "message_not_in_streaming_state":
+            # https://docs.slack.dev/reference/methods/chat.appendStream: Slack answers so only for a
+            # message that is no longer streaming, so a stream told to answer it has been stopped.
+            stream = self.streams.get(str(params.get("ts")))
+            if stream is not None and not stream.stopped:
+                stream.stopped, stream.stopped_at = True, time.monotonic()
         status = script.status if script else 200
         answer = self._answer(method, params) if status == 200 and not (script and script.error) else {}
         self.calls.append(
@@ -335,6 +348,8 @@ class FakeSlackApi:
         self._changed.set()
         if dropped:  # applied, but the answer never reaches the client
             return self._drop(request)
+        if script is not None and script.late:  # applied at once, answered after the client gave up
+            await asyncio.sleep(script.late)
         if script and script.status == 429:
             # https://docs.slack.dev/apis/web-api/rate-limits: HTTP 429 with Retry-After in seconds
             # (whole seconds in Slack; a test may ask for a fraction to stay fast).
