@@ -99,6 +99,7 @@ class ConferSettings(BaseSettings):
     teams_tenant_id: str | None = Field(None, validation_alias=_env(f"{_TEAMS}TENANTID"))
     teams_cert_pfx_file: Path | None = Field(None, validation_alias=_env(f"{_TEAMS}CERTPFXFILE"))
     teams_local: bool = Field(False, validation_alias=_env("CONFER_TEAMS_LOCAL"))
+    teams_timeout: float = Field(30.0, gt=0, le=300, validation_alias=_env("CONFER_TEAMS_TIMEOUT_SECONDS"))
 
     redis_url: SecretStr | None = Field(None, validation_alias=_env("REDIS_URL"))
     database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))

@@ -10,16 +10,17 @@ the budget, the 429 pause shared by the conversation and the metrics are Confer'
 past the question's delivery deadline (``bot.chat.deadline``).
 """
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from aiohttp import ClientError, ClientResponseError
+from aiohttp import ClientConnectorError, ClientError, ClientResponseError
 from microsoft_agents.activity import Activity, ChannelAccount, ConversationParameters
 from microsoft_agents.hosting.core import RestChannelServiceClientFactory
 from microsoft_agents.hosting.core.authorization import AuthenticationConstants, ClaimsIdentity
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.stop import stop_base
 
 from bot.chat import deadline
@@ -30,6 +31,32 @@ from bot.metrics import ConferMetrics
 logger = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({412, 429, 502, 504})
+# Calls that post something new: one whose connection broke after it was sent, or that timed out,
+# may have been applied, so it is never resent (the connector has no way to look for it).
+POSTING = frozenset({"reply", "send", "create_conversation"})
+
+
+class TeamsCallError(ChatCallError):
+    """A connector call that failed for good. ``uncertain``: a post whose connection broke after it
+    was sent, or that timed out; Teams may have shown it."""
+
+    def __init__(self, *, method: str, error: str, uncertain: bool = False) -> None:
+        super().__init__(method=method, error=error)
+        self.uncertain = uncertain
+
+
+def _resendable(method: str) -> Callable[[BaseException], bool]:
+    """Resent: a retryable status, a connection never made, and for an update (the whole state
+    again) a lost connection or a time-out too."""
+
+    def resend(error: BaseException) -> bool:
+        if isinstance(error, ClientResponseError | ClientConnectorError):
+            return True
+        return method not in POSTING and isinstance(error, ClientError | TimeoutError)
+
+    return resend
+
+
 MAX_RETRY_AFTER = 60.0
 T = TypeVar("T")
 
@@ -72,6 +99,7 @@ class TeamsConnector:
     metrics: ConferMetrics
     budget: RateBudget
     attempts: int = 4
+    timeout: float = 30.0  # seconds one call may take before it counts as lost
 
     async def open(self, *, claims: Any, service_url: str) -> "TeamsClient":
         anonymous = isinstance(claims, ClaimsIdentity) and not claims.is_authenticated
@@ -107,7 +135,7 @@ class TeamsClient:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.connector.attempts) | _PastDeadline(),
             wait=_pause,
-            retry=retry_if_exception_type((ClientError, TimeoutError)),
+            retry=retry_if_exception(_resendable(method)),
             reraise=True,
         )
         try:
@@ -115,7 +143,8 @@ class TeamsClient:
                 with attempt:
                     await budget.acquire(key)
                     try:
-                        result = await call()
+                        async with asyncio.timeout(self.connector.timeout):
+                            result = await call()
                     except ClientResponseError as error:
                         if error.status not in RETRY_STATUSES:
                             metrics.teams_api_calls.labels(method, "error").inc()
@@ -138,7 +167,8 @@ class TeamsClient:
             metrics.teams_api_calls.labels(method, "error").inc()
             raise ChatCallError(method=method, error=f"http_{error.status}") from None
         except (ClientError, TimeoutError) as error:
-            raise ChatCallError(method=method, error=type(error).__name__) from None
+            uncertain = method in POSTING and not isinstance(error, ClientConnectorError)
+            raise TeamsCallError(method=method, error=type(error).__name__, uncertain=uncertain) from None
         raise ChatCallError(method=method, error="retries exhausted")  # not reached: tenacity reraises
 
     async def reply(self, conversation_id: str, reply_to: str, activity: dict[str, Any]) -> str:

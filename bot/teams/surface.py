@@ -172,7 +172,10 @@ class TeamsSurface:
                 return
             try:
                 thread = TeamsThread(client=client, message=message, config=self.intake.service.config)
-                yield Delivery(thread, status_interval=self.status_interval)
+                tell = self._private(message, messages.NOT_POSTED)
+                yield Delivery(
+                    thread, status_interval=self.status_interval, on_undelivered=lambda: tell(client)
+                )
             finally:
                 await client.close()
 
@@ -239,6 +242,9 @@ def build_teams_surface(
         )
         manager = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": auth})
     connector = TeamsConnector(
-        factory=RestChannelServiceClientFactory(manager), metrics=intake.metrics, budget=build_teams_budget()
+        factory=RestChannelServiceClientFactory(manager),
+        metrics=intake.metrics,
+        budget=build_teams_budget(),
+        timeout=settings.teams_timeout,
     )
     return TeamsSurface(intake=intake, connector=connector, auth=auth, status_interval=status_interval)

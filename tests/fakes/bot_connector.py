@@ -1,7 +1,13 @@
 """A fake Bot Framework connector (the ``serviceUrl`` of an activity) on 127.0.0.1.
 
 Records every activity sent, replied and updated; can be told to answer 429 (with ``Retry-After``),
-412, 502 or 504 for a method; and builds the incoming activities Teams would post to a bot.
+412, 502, 504 or an error Teams documents (403 ``BotNotInConversationRoster``…) for a method, once,
+a number of times or throughout, in every conversation or one; to drop the connection before or
+after applying a call, or to answer late after applying it; and builds the incoming activities
+Teams would post to a bot. Status codes as Teams documents them for the bot APIs:
+https://learn.microsoft.com/en-us/microsoftteams/platform/bots/build-conversational-capability#status-codes-from-bot-conversational-apis
+(429, 412, 502 and 504 are to be retried, after ``Retry-After`` where given:
+https://learn.microsoft.com/en-us/microsoftteams/platform/bots/how-to/rate-limit).
 """
 
 import asyncio
@@ -17,6 +23,31 @@ from aiohttp import web
 from tests.fakes.server import serve_locally
 
 Method = Literal["reply", "send", "update", "create_conversation"]
+Drop = Literal["before", "after"]
+# The error body Teams answers with per status (code as the status-codes table above names it).
+ERROR_CODES = {
+    403: "BotNotInConversationRoster",
+    404: "ConversationNotFound",
+    412: "PreconditionFailed",
+    429: "Throttled",
+    502: "ServiceError",
+    504: "GatewayTimeout",
+}
+
+
+@dataclass
+class Scripted:
+    status: int = 200
+    retry_after: float | None = None
+    conversation: str | None = None  # only calls in this conversation (its reply chains included)
+    always: bool = False
+    drop: Drop | None = None
+    late: float = 0.0  # applied at once, answered this many seconds later
+
+    def matches(self, conversation_id: str) -> bool:
+        return self.conversation is None or conversation_id.split(";", 1)[0] == self.conversation
+
+
 BOT_ID = "28:confer-bot"
 USER_ID = "29:user-1"
 TENANT_ID = "00000000-0000-0000-0000-0000000000aa"
@@ -62,18 +93,52 @@ class ConnectorCall:
         return found
 
 
+def _drop(request: web.Request) -> web.Response:
+    """Reset the client's connection (a network failure between it and the connector)."""
+    if request.transport is not None:
+        request.transport.abort()
+    return web.Response(status=500)  # never written: the connection is gone
+
+
 @dataclass
 class FakeBotConnector:
     calls: list[ConnectorCall] = field(default_factory=list)
     url: str = ""
-    _scripts: dict[str, deque[tuple[int, int | None]]] = field(default_factory=lambda: defaultdict(deque))
+    _scripts: dict[str, deque[Scripted]] = field(default_factory=lambda: defaultdict(deque))
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _runner: web.AppRunner | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def script(self, method: Method, *, status: int, retry_after: int | None = None, times: int = 1) -> None:
-        for _ in range(times):
-            self._scripts[method].append((status, retry_after))
+    def script(
+        self,
+        method: Method,
+        *,
+        status: int = 200,
+        retry_after: float | None = None,
+        times: int = 1,
+        conversation: str | None = None,
+        always: bool = False,
+        drop: Drop | None = None,
+        late: float = 0.0,
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` (every one with ``always``), in
+        ``conversation`` when given, as told."""
+        for _ in range(1 if always else times):
+            self._scripts[method].append(
+                Scripted(status, retry_after, conversation, always, drop=drop, late=late)
+            )
+
+    def heal(self) -> None:
+        """Teams recovers: every fault still scripted is dropped."""
+        self._scripts.clear()
+
+    def _take(self, method: str, conversation_id: str) -> Scripted | None:
+        for scripted in self._scripts[method]:
+            if scripted.matches(conversation_id):
+                if not scripted.always:
+                    self._scripts[method].remove(scripted)
+                return scripted
+        return None
 
     async def start(self) -> "FakeBotConnector":
         app = web.Application()
@@ -93,11 +158,37 @@ class FakeBotConnector:
         self, method: Method, request: web.Request, conversation_id: str, activity_id: str
     ) -> web.Response:
         body = await request.json()
-        scripted = self._scripts[method].popleft() if self._scripts[method] else None
-        status = scripted[0] if scripted else 200
-        created = "" if scripted or method == "update" else f"activity-{next(self._ids)}"
-        if method == "create_conversation" and not scripted:
+        scripted = self._take(method, conversation_id)
+        if scripted is not None and scripted.drop == "before":  # never applied, and no answer
+            self._append(method, request, conversation_id, activity_id, body, 0, "")
+            return _drop(request)
+        failing = scripted is not None and scripted.drop is None and scripted.status != 200
+        created = "" if failing or method == "update" else f"activity-{next(self._ids)}"
+        if method == "create_conversation" and not failing:
             created = f"a:private-{body['members'][0]['id']}"
+        status = scripted.status if failing and scripted is not None else 200
+        self._append(method, request, conversation_id, activity_id, body, status, created)
+        if scripted is not None and scripted.drop == "after":  # applied, the answer never comes back
+            return _drop(request)
+        if scripted is not None and scripted.late:
+            await asyncio.sleep(scripted.late)
+        if failing and scripted is not None:
+            retry = scripted.retry_after
+            headers = {"Retry-After": f"{retry:g}"} if retry is not None else {}
+            error = {"code": ERROR_CODES.get(status, "ServiceError"), "message": "scripted"}
+            return web.json_response({"error": error}, status=status, headers=headers)
+        return web.json_response({"id": created or activity_id})
+
+    def _append(
+        self,
+        method: Method,
+        request: web.Request,
+        conversation_id: str,
+        activity_id: str,
+        body: dict[str, Any],
+        status: int,
+        created: str,
+    ) -> None:
         self.calls.append(
             ConnectorCall(
                 method=method,
@@ -111,10 +202,6 @@ class FakeBotConnector:
             )
         )
         self._changed.set()
-        if scripted:
-            headers = {"Retry-After": str(scripted[1])} if scripted[1] is not None else {}
-            return web.json_response({"error": {"code": "Throttled"}}, status=status, headers=headers)
-        return web.json_response({"id": created or activity_id})
 
     async def _create(self, request: web.Request) -> web.Response:
         return await self._record("create_conversation", request, "", "")

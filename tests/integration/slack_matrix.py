@@ -124,6 +124,7 @@ class Seen:
     final_status: str
     open_streams: int  # streams Confer never asked Slack to stop (one it could not stop, Slack ends)
     outcome_after: float | None  # seconds from the question to its answer or failure message
+    status_posts: int = 0  # status messages posted (a stream is not one)
 
 
 @dataclass
@@ -177,13 +178,15 @@ def look(fake: FakeSlackApi, cell: Cell, asked: float) -> Seen:
         final_status=final,
         open_streams=sum(1 for s in streams if not s.stopped and s.ts not in stop_asked),
         outcome_after=min(moments) - asked if moments else None,
+        status_posts=len(status_ts),
     )
 
 
 def verdict(seen: Seen, bound: float = BOUND) -> list[str]:
     """What is wrong with what the person saw; empty when the cell holds: exactly one answer or
-    exactly one clear failure message, within ``bound``, never a duplicate, never silence, never a
-    status that contradicts what was delivered, no stream left open."""
+    exactly one clear failure message, within ``bound``, never a duplicate (answer or status
+    message), never silence, never a status that contradicts what was delivered, no stream left
+    open."""
     problems = []
     if seen.answers > 1:
         problems.append(f"{seen.answers} answers")
@@ -197,6 +200,8 @@ def verdict(seen: Seen, bound: float = BOUND) -> list[str]:
         problems.append(f"an answer and a failure message: {seen.failures}")
     if seen.answers == 0 and seen.final_status.startswith("✅"):
         problems.append(f"the status says done without an answer: {seen.final_status!r}")
+    if seen.status_posts > 1:
+        problems.append(f"{seen.status_posts} status messages")
     if seen.open_streams:
         problems.append(f"{seen.open_streams} stream(s) left open")
     if seen.outcome_after is not None and seen.outcome_after > bound:

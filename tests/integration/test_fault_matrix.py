@@ -1,6 +1,7 @@
-"""The Slack fault matrix (``slack_matrix``): every outbound Web API call × every fault, one question
-each, all asked at once; each cell's test asserts what its asker saw. The matrix's size is in the
-first test's name and in each cell's id (``route:method:fault``)."""
+"""The fault matrices: every outbound Slack Web API call (``slack_matrix``) and Teams connector call
+(``teams_matrix``) × every fault, one question each, all asked at once; each cell's test asserts
+what its asker saw. The matrices' sizes are printed by the first test and are in each cell's id
+(``route:method:fault``)."""
 
 import asyncio
 import shutil
@@ -11,12 +12,14 @@ import pytest
 from bot.slack import gateway
 from retrieval.collections import load_collections
 from tests.fakes.backends import FaultyBackend
-from tests.integration import slack_matrix
+from tests.integration import slack_matrix, teams_matrix
 from tests.integration.conftest import index_samples
 from tests.integration.slack_matrix import FAULTS, METHODS, Cell, Run, cells, verdict
+from tests.integration.teams_matrix import TeamsCell, TeamsRun, teams_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CELLS = cells()
+TEAMS_CELLS = teams_cells()
 CALLS = sorted({m for methods in METHODS.values() for m in methods})
 
 
@@ -51,16 +54,44 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return _run(tmp_path_factory.mktemp("slack-matrix"), CELLS, cutoff=slack_matrix.BOUND + 5)
 
 
-def test_the_matrix_is_every_call_under_every_fault(matrix: Run) -> None:
-    name = f"{len(CELLS)} cells: {len(CALLS)} Web API methods on 3 routes × {len(FAULTS)} faults"
-    print(f"\nSlack fault matrix: {name}")
-    assert len(CELLS) == sum(len(m) for m in METHODS.values()) * len(FAULTS)
+@pytest.fixture(scope="module")
+def teams(tmp_path_factory: pytest.TempPathFactory) -> TeamsRun:
+    kb = _knowledge_base(tmp_path_factory.mktemp("teams-matrix"))
+
+    async def main() -> TeamsRun:
+        with slack_matrix.matrix_environment(kb):
+            backend = await _backend(kb)
+            try:
+                return await teams_matrix.run_teams_matrix(
+                    backend, TEAMS_CELLS, cutoff=teams_matrix.BOUND + 5
+                )
+            finally:
+                await backend.close()
+
+    return asyncio.run(main())
+
+
+def test_the_matrix_is_every_call_under_every_fault(matrix: Run, teams: TeamsRun) -> None:
+    pairs = sum(len(m) for m in METHODS.values())
+    print(
+        f"\nSlack fault matrix: {len(CELLS)} cells ({pairs} route × method pairs over {len(CALLS)} Web API"
+        f" methods × {len(FAULTS)} faults); Teams: {len(TEAMS_CELLS)} cells"
+        f" ({len(teams_matrix.METHODS)} connector calls × {len(FAULTS)} faults)"
+    )
+    assert len(CELLS) == pairs * len(FAULTS)
+    assert len(TEAMS_CELLS) == len(teams_matrix.METHODS) * len(FAULTS)
     assert set(matrix.seen) == {c.id for c in CELLS}
+    assert set(teams.seen) == {c.id for c in TEAMS_CELLS}
 
 
 @pytest.mark.parametrize("cell", CELLS, ids=[c.id for c in CELLS])
 def test_cell(matrix: Run, cell: Cell) -> None:
     assert verdict(matrix.seen[cell.id]) == [], matrix.seen[cell.id]
+
+
+@pytest.mark.parametrize("cell", TEAMS_CELLS, ids=[c.id for c in TEAMS_CELLS])
+def test_teams_cell(teams: TeamsRun, cell: TeamsCell) -> None:
+    assert verdict(teams.seen[cell.id], bound=teams_matrix.BOUND) == [], teams.seen[cell.id]
 
 
 def test_a_broken_retry_bound_makes_cells_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
