@@ -3,7 +3,7 @@
 - Front matter (YAML between ``---`` lines, or TOML between ``+++``) gives the title and address
   and is no text.
 - HTML comments (``<!-- YAML added: v0.1.90 -->``) and other tags are dropped; HTML blocks (a table,
-  a ``<details>``) are read as HTML (``retrieval.ingest.html``).
+  a ``<details>``) are read as HTML (``retrieval.ingest.html``), with the Markdown inside them.
 - Links read as their text, inline (``[text](url)``) or by reference (``[dns.lookup()][]``,
   ``[text][ref]``, whose ``[ref]: url`` definition lines are no text either), and also when a
   reference has no definition; images are dropped; emphasis and inline code keep their words
@@ -24,13 +24,20 @@ from markdown_it.token import Token
 
 from retrieval.ingest.html import fragment_blocks
 from retrieval.ingest.tables import table_text
-from retrieval.text import code_block
+from retrieval.text import code_block, is_code_block
 
 # A reference-style link whose reference is defined nowhere stays literal in the parsed text.
 _UNRESOLVED_LINK = re.compile(r"!?\[([^\[\]]*)\]\[[^\[\]]*\]")
 _INLINE_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()\s]*(?:\s+\"[^\"]*\")?\)")
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# MDX (Docusaurus and others): ES module lines, admonition fences, and JSX elements with attributes
+# ("<CtaBox headline="…" />", "<img src={useBaseUrl('…')} />"), which hold no text of the page's.
+_MODULE_LINE = re.compile(
+    r"^(?:import\s.*(?:from\s+)?['\"][^'\"]+['\"];?|export\s+(?:const|default|function)\b.*)\s*$"
+)
+_ADMONITION = re.compile(r"^:{3,}\s*\{?\s*\.?([A-Za-z]*)\}?\s*(.*)$")
+_JSX_ELEMENT = re.compile(r"<[A-Za-z][\w.]*\s(?:[^<>{}]|\{[^{}]*\})*?[={](?:[^<>{}]|\{[^{}]*\})*/?>")
 # A heading's explicit anchor, as Pandoc, kramdown and Hugo write it: "## Limits {#limits}".
 _HEADING_ID = re.compile(r"\s*\{#[^}]*\}\s*$")
 _FRONT_MATTER = re.compile(r"\A(?:---|\+\+\+)[ \t]*\n(.*?\n)?(---|\+\+\+|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -49,7 +56,7 @@ def parse_markdown(text: str) -> Page:
     meta, body = front_matter(text)
     page = Page(title=_meta_text(meta.get("title")), url=_meta_text(meta.get("url") or meta.get("permalink")))
     parser = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-    _read(parser.parse(body), page)
+    _read(parser, parser.parse(_without_mdx(body)), page)
     return page
 
 
@@ -68,6 +75,31 @@ def front_matter(text: str) -> tuple[dict[str, object], str]:
     return {str(key).lower(): value for key, value in loaded.items()}, text[match.end() :]
 
 
+def _without_mdx(body: str) -> str:
+    """MDX's module lines (``import X from '…';``) dropped, and its admonitions (``:::tip Title`` …
+    ``:::``, as Docusaurus and Pandoc's fenced divs write them) read as a paragraph opening with
+    their kind ("Tip: Title"); code blocks untouched."""
+    lines: list[str] = []
+    fence = ""
+    for line in body.split("\n"):
+        stripped = line.strip()
+        if fence:
+            fence = "" if stripped.startswith(fence) else fence
+        elif stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+        elif _MODULE_LINE.match(line):
+            continue
+        elif admonition := _ADMONITION.match(stripped):
+            kind, title = admonition.group(1), admonition.group(2).strip()
+            opening = f"{kind.capitalize()}: {title}" if kind else title
+            lines += (
+                ["", opening if title or not kind else f"{kind.capitalize()}:", ""] if kind or title else [""]
+            )
+            continue
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _simple_fields(raw: str) -> dict[str, object]:
     """``key: value`` lines, for front matter that is not valid YAML."""
     fields: dict[str, object] = {}
@@ -82,7 +114,7 @@ def _meta_text(value: object) -> str:
     return " ".join(value.split()) if isinstance(value, str) else ""
 
 
-def _read(tokens: Sequence[Token], page: Page) -> None:
+def _read(parser: MarkdownIt, tokens: Sequence[Token], page: Page) -> None:
     """Turn the parser's block tokens into ``page.blocks``."""
     items: list[str] = []  # the lines of the list being read
     numbers: list[int] = []  # each open list's next item number (0 in a bullet list)
@@ -148,8 +180,17 @@ def _read(tokens: Sequence[Token], page: Page) -> None:
         elif kind == "html_block":
             flush_items()
             for block in fragment_blocks(token.content):
-                add(block.text, block.level)
+                add(
+                    block.text if is_code_block(block.text) else _inline_lines(parser, block.text),
+                    block.level,
+                )
     flush_items()
+
+
+def _inline_lines(parser: MarkdownIt, text: str) -> str:
+    """Text read from HTML inside Markdown, whose cells and paragraphs may hold Markdown of their
+    own (links, inline code), read line by line as Markdown's inline content."""
+    return "\n".join(inline_text(parser.parseInline(line)[0].children or []) for line in text.split("\n"))
 
 
 def inline_text(children: Sequence[Token]) -> str:
@@ -158,14 +199,16 @@ def inline_text(children: Sequence[Token]) -> str:
     parts: list[str] = []
     for child in children:
         kind = child.type
-        if kind in ("text", "code_inline"):
+        if kind == "text":
             parts.append(child.content)
+        elif kind == "code_inline":  # kept from the JSX clean-up below, which reads only the prose
+            parts.append(child.content.replace("<", "\x00"))
         elif kind in ("softbreak", "hardbreak") or (
             kind == "html_inline" and _BREAK.fullmatch(child.content)
         ):
             parts.append(" ")
-    text = "".join(parts)
-    text = _COMMENT.sub("", text)
+    text = _JSX_ELEMENT.sub("", "".join(parts)).replace("\x00", "<")
+    text = _COMMENT.sub("", text)  # also one quoted as code: no sentence shows "<!--"
     text = _UNRESOLVED_LINK.sub(r"\1", text)
     text = _INLINE_LINK.sub(r"\1", text)
     return " ".join(text.split())

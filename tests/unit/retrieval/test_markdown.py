@@ -142,3 +142,27 @@ def test_list_items_stay_one_a_line(tmp_path: Path) -> None:
         "Tag the release with its version",
         "Ask for review",
     ]
+
+
+def test_docusaurus_imports_admonitions_components_and_markdown_inside_html(tmp_path: Path) -> None:
+    # As Plausible's documentation (Docusaurus) writes its pages.
+    text = (
+        "---\ntitle: Change your domain\n---\n\n"
+        "import useBaseUrl from '@docusaurus/useBaseUrl';\n"
+        "import CtaBox from '@site/src/components/CtaBox';\n\n"
+        "Change it in the site settings. <img alt=\"Settings\" src={useBaseUrl('img/settings.png')} />\n\n"
+        ":::tip Keep the old domain\nStats stay under the old name. [Read more](stats.md).\n:::\n\n"
+        "<table>\n  <tr><th>Installation</th><th>Action</th></tr>\n"
+        "  <tr><td>The snippet contains `plausible.init`, as our [GTM template](https://gtm.example) "
+        "does.</td>"
+        "<td>No action required</td></tr>\n</table>\n\n"
+        '<CtaBox\n  headline="Not yet subscribed?"\n  link="https://plausible.io/register"\n/>\n'
+    )
+    assert _sentences(tmp_path, "change.md", text) == [
+        "Change it in the site settings.",
+        "Tip: Keep the old domain",
+        "Stats stay under the old name.",
+        "Read more.",
+        "Installation: The snippet contains plausible.init, as our GTM template does.; "
+        "Action: No action required",
+    ]
