@@ -104,6 +104,7 @@ def _is_furniture(tag: Tag) -> bool:
 
 
 def _blocks(root: Tag | BeautifulSoup) -> Iterator[Block]:
+    data_tables: dict[int, bool] = {}  # each table's ``_is_data_table``, by identity
     for element in root.find_all(_READ):
         if not isinstance(element, Tag) or element.find_parent("pre") is not None:
             continue
@@ -113,7 +114,9 @@ def _blocks(root: Tag | BeautifulSoup) -> Iterator[Block]:
                 yield Block(0, code)
             continue
         table = element if element.name == "table" else element.find_parent("table")
-        if table is not None and _is_data_table(table):
+        if table is not None and id(table) not in data_tables:
+            data_tables[id(table)] = _is_data_table(table)
+        if table is not None and data_tables[id(table)]:
             if element is table:
                 rows = table_text(*_table_rows(table))
                 if rows:

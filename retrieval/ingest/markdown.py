@@ -17,6 +17,7 @@ import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 import yaml
 from markdown_it import MarkdownIt
@@ -55,9 +56,14 @@ class Page:
 def parse_markdown(text: str) -> Page:
     meta, body = front_matter(text)
     page = Page(title=_meta_text(meta.get("title")), url=_meta_text(meta.get("url") or meta.get("permalink")))
-    parser = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    parser = _parser()
     _read(parser, parser.parse(_without_mdx(body)), page)
     return page
+
+
+@cache
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
 def front_matter(text: str) -> tuple[dict[str, object], str]:
