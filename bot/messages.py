@@ -16,6 +16,7 @@ from retrieval.errors import (
     IndexingError,
     RetrievalError,
 )
+from retrieval.passages import TEXT_FORMAT
 
 USAGE = (
     "Ask me a question and I'll research it across the document collections this channel may "
@@ -372,11 +373,26 @@ NOT_INDEXED = "not indexed"
 
 
 def index_report(
-    name: str, *, documents: int, passages: int, added: int, removed: int, unchanged: int, skipped: int
+    name: str,
+    *,
+    documents: int,
+    passages: int,
+    added: int,
+    removed: int,
+    unchanged: int,
+    skipped: int,
+    earlier_format: int | None = None,
 ) -> str:
-    """One line per collection after ``confer index``."""
+    """One line per collection after ``confer index`` (and first, when its index had been made
+    from documents read by an older version, a line saying it was rebuilt)."""
     line = f"{name}: {index_counts(documents, passages)} (+{added} −{removed}, {unchanged} unchanged)"
-    return line + (f", {plural(skipped, 'file')} skipped" if skipped else "")
+    line += f", {plural(skipped, 'file')} skipped" if skipped else ""
+    if earlier_format is None:
+        return line
+    return (
+        f"{name}: the index was built by an older version of Confer, which read documents "
+        f"differently (text format {earlier_format}, now {TEXT_FORMAT}): rebuilt.\n{line}"
+    )
 
 
 def derived_sentence(derived: Derived) -> str:

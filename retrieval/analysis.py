@@ -39,14 +39,16 @@ _SAMPLE_TEXT = (
     "Employees get 20 weeks' paid leave, e.g. after adoption. Mr. O'Brien approves it; "
     "requests go to J. Smith at the U.S. Office of Acme Co. Ltd. (est. 1990) by 31 March.\n\n"
     "1. Running studies\n- carried boxes, stopped buses and happier cities\n"
-    '"Quoted!" (Asides.) Ünïcödé naïve café crème — stemming generously, tried, hoped.'
+    '"Quoted!" (Asides.) Ünïcödé naïve café crème — stemming generously, tried, hoped. Keep it, '
+    "eg. 30 days, in room No. 5 with path.extname(). No. It is v1.2.3.\n\n```sh\nmake deploy\n```"
 )
 
 
 def analyse(title: str, text: str) -> str:
     """The stored form of the passage's analysis: light and Snowball stems of the title, the text's
-    light stems (its sentences' and its list markers', ``1.``, which belong to no sentence) and its
-    Snowball stems, and each sentence with its word count, light stems and Snowball stems."""
+    light stems (its sentences' and those of its list markers, ``1.``, and code blocks, which belong
+    to no sentence) and its Snowball stems, and each sentence with its word count, light stems and
+    Snowball stems."""
     sentences, everything = sentence_analysis(text)
     return json.dumps(
         [

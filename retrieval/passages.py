@@ -4,6 +4,13 @@ import hashlib
 
 from pydantic import BaseModel, ConfigDict
 
+# The version of the text the loaders and the chunker make of a document. An index stores the
+# version its passages were made with; ``confer index`` says when it finds an older one, and rebuilds
+# (every changed passage is a new one). 2: Markdown comments, link syntax and front matter dropped,
+# code kept in code blocks of its own, tables read row by row, list items and rows one a line, HTML
+# furniture left out, reStructuredText directives and roles read as text.
+TEXT_FORMAT = 2
+
 
 class Passage(BaseModel):
     """A chunk of one document in one collection; ``score`` is set by a search."""
@@ -44,6 +51,9 @@ class SyncStats(BaseModel):
     added: int
     removed: int
     unchanged: int
+    # The ``TEXT_FORMAT`` the collection's index had been made with, when it was an older one (an
+    # index written before formats were stored counts as 1); ``None`` otherwise.
+    earlier_format: int | None = None
 
 
 def content_digest(doc_id: str, source: str, title: str, url: str, text: str) -> str:

@@ -197,20 +197,56 @@ def unique(items: Iterable[str]) -> list[str]:
 
 
 # Abbreviations a sentence goes on after ("Kohlberg Kravis Roberts & Co. L.P.", "Martin Luther
-# King Jr. was", "Jan. 5"): English titles, company forms, references and months. Where one does
-# end a sentence, the two are read as one.
+# King Jr. was", "Jan. 5", "limits, e.g. 5 requests"): Latin and English ones as people write them,
+# with and without their inner dot ("eg.", "ie."), titles, company forms, references and months.
+# Where one does end a sentence ("reviews, tests etc. Then"), the two are read as one: quoting more
+# breaks nothing, cutting "eg. 30 days" off its number loses the answer.
 ABBREVIATIONS = frozenset(
     """
-    e.g. i.e. etc. vs. cf. approx. mr. mrs. ms. dr. prof. st. mt. ft. jr. sr. rev. gen. col. lt.
-    sgt. capt. gov. sen. rep. hon. inc. co. corp. ltd. bros. dept. no. vol. fig. pp. ed. est.
-    jan. feb. mar. apr. jun. jul. aug. sep. sept. oct. nov. dec.
+    e.g. eg. i.e. ie. etc. vs. cf. approx. incl. esp. viz. ca. al. a.k.a. mr. mrs. ms. dr. prof.
+    st. mt. ft. jr. sr. rev. gen. col. lt. sgt. capt. gov. sen. rep. hon. inc. co. corp. ltd. bros.
+    dept. vol. fig. pp. ed. est. jan. feb. mar. apr. jun. jul. aug. sep. sept. oct. nov. dec.
     """.split()
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+# Abbreviations only before a number ("No. 5", "Nos. 3 and 4"): elsewhere the word ends a sentence
+# ("No. We do not").
+NUMBER_ABBREVIATIONS = frozenset({"no.", "nos."})
+# A sentence ends at ".", "!" or "?" before a capital, a digit, or a name from code that opens the
+# next one in lower case ("lookups. dns.lookup() uses", "set. os_path is").
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?(?:[A-Z0-9]|[a-z_$][\w$]*[._(]\w))")
+
+# How a passage carries a block of code (``code_block``): a paragraph of its own, between fence
+# lines as Markdown writes them, the code's lines as they are and no blank line inside (a blank line
+# separates paragraphs). The sentence splitter skips such a paragraph, so no code line is ever read
+# as a sentence; ``code_blocks`` gives the code back.
+CODE_FENCE = "```"
+
+
+def code_block(code: str, language: str = "") -> str:
+    """``code`` as a passage carries it: fenced, trailing spaces and blank lines dropped."""
+    lines = [line.rstrip() for line in code.splitlines() if line.strip()]
+    language = "".join(language.split()[:1])
+    return "\n".join([CODE_FENCE + language, *lines, CODE_FENCE]) if lines else ""
+
+
+def is_code_block(paragraph: str) -> bool:
+    """Whether a paragraph of a passage (text between blank lines) is a block of code."""
+    paragraph = paragraph.strip()
+    return paragraph.startswith(CODE_FENCE) and paragraph.endswith(CODE_FENCE) and "\n" in paragraph
+
+
+def code_blocks(text: str) -> list[str]:
+    """The code of each code block of ``text``, without its fences, in order."""
+    return [
+        "\n".join(paragraph.strip().split("\n")[1:-1])
+        for paragraph in _PARAGRAPHS.split(text)
+        if is_code_block(paragraph)
+    ]
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences; list items and lines without end punctuation stand alone."""
+    """Split prose into sentences; list items and lines without end punctuation stand alone, and
+    code blocks (``is_code_block``) are no sentences at all."""
     return list(_sentences(text))
 
 
@@ -226,7 +262,7 @@ def _sentences(text: str) -> tuple[str, ...]:
 def sentence_stems(text: str) -> tuple[list[tuple[str, frozenset[str]]], frozenset[str]]:
     """Each sentence of ``split_sentences(text)`` with its ``stems``, and ``stems(text)`` — from one
     pass over the words: every word of the text is in exactly one sentence, except list markers
-    (``1.``), which are added back. Cached, like ``stems``."""
+    (``1.``) and code blocks, which are added back. Cached, like ``stems``."""
     sentences, everything = _sentence_stems(text)
     return [(sentence, frozenset(own)) for sentence, own, _ in sentences], frozenset(everything)
 
@@ -257,9 +293,16 @@ def _sentence_stems(text: str) -> tuple[tuple[AnalysedSentence, ...], tuple[str,
     return sentences, tuple(sorted(everything))
 
 
-_BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
-_MARKER = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
-_ONE_LETTER = re.compile(r"[a-z]\.|\d{1,2}\.")  # an initial, or an ordinal as in "31. März"
+_PARAGRAPHS = re.compile(r"\n\s*\n")
+# A list item starts a line: a bullet, or a number of one to three digits ("2019." opening a
+# wrapped line is a year, not an item).
+_ITEMS = re.compile(r"\n(?=\s*(?:[-*•]|\d{1,3}[.)])\s)")
+_MARKER = re.compile(r"^(?:[-*•]|\d{1,3}[.)])\s+")
+_INITIAL = re.compile(r"[a-z]\.")  # "J. Smith"
+# A small number closing a sentence ("Must be 4, 6, or 0. The value") or an ordinal inside one, as
+# German writes dates ("am 31. März"): a sentence goes on unless the next word is an English
+# function word ("The", "It", "If").
+_NUMBER = re.compile(r"\d{1,2}\.")
 # A dotted acronym ("U.S.", "D.C.", "a.m."): mostly inside a name ("the U.S. Army", "U.S. Route
 # 66"), so no sentence ends there. Where one does ("born in the U.S. He moved"), the two sentences
 # are read as one, which quotes more but breaks no name.
@@ -267,28 +310,49 @@ _DOTTED = re.compile(r"(?:[a-z]\.){2,}")
 
 
 def _split(text: str, markers: list[str]) -> list[str]:
-    """``split_sentences``, appending the list markers it drops to ``markers``."""
+    """``split_sentences``, appending the words it leaves out of every sentence (list markers and
+    code blocks) to ``markers``."""
     sentences: list[str] = []
-    for raw in _BLOCKS.split(text):
-        block = " ".join(raw.split())
-        marker = _MARKER.match(block)
-        if marker:
-            markers.append(marker.group())
-            block = block[marker.end() :]
-        if not block:
+    for paragraph in _PARAGRAPHS.split(text):
+        if is_code_block(paragraph):
+            markers.append(paragraph)
             continue
-        start = 0
-        for match in _SENTENCE_END.finditer(block):
-            candidate = block[start : match.start()].strip()
-            last_word = candidate.rsplit(" ", 1)[-1].lower().lstrip("\"'([“‘")  # "(est. 2.3 billion)"
-            if last_word in ABBREVIATIONS or _ONE_LETTER.fullmatch(last_word) or _DOTTED.fullmatch(last_word):
-                continue
-            if candidate:
-                sentences.append(candidate)
-            start = match.end()
-        tail = block[start:].strip()
-        if tail:
-            sentences.append(tail)
+        for raw in _ITEMS.split(paragraph):
+            block = " ".join(raw.split())
+            marker = _MARKER.match(block)
+            if marker:
+                markers.append(marker.group())
+                block = block[marker.end() :]
+            if block:
+                sentences += _block_sentences(block)
+    return sentences
+
+
+def _next_word(block: str, start: int) -> str:
+    found = _WORD_RE.search(block, start, start + 40)
+    return found.group().lower() if found else ""
+
+
+def _block_sentences(block: str) -> list[str]:
+    sentences: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(block):
+        candidate = block[start : match.start()].strip()
+        last_word = candidate.rsplit(" ", 1)[-1].lower().lstrip("\"'([“‘")  # "(est. 2.3 billion)"
+        if (
+            last_word in ABBREVIATIONS
+            or _INITIAL.fullmatch(last_word)
+            or (_NUMBER.fullmatch(last_word) and _next_word(block, match.end()) not in STOPWORDS)
+            or _DOTTED.fullmatch(last_word)
+            or (last_word in NUMBER_ABBREVIATIONS and block[match.end() : match.end() + 1].isdigit())
+        ):
+            continue
+        if candidate:
+            sentences.append(candidate)
+        start = match.end()
+    tail = block[start:].strip()
+    if tail:
+        sentences.append(tail)
     return sentences
 
 

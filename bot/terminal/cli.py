@@ -317,6 +317,7 @@ async def _index(
                     removed=report.removed,
                     unchanged=report.unchanged,
                     skipped=len(report.failures),
+                    earlier_format=report.earlier_format,
                 )
                 lines.print(line, markup=False, highlight=False)
     except IndexingError as exc:

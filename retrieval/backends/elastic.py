@@ -51,7 +51,7 @@ from retrieval.errors import (
     IndexingError,
     SearchUnavailableError,
 )
-from retrieval.passages import CollectionStats, Passage, SyncStats, digest_of
+from retrieval.passages import TEXT_FORMAT, CollectionStats, Passage, SyncStats, digest_of
 from retrieval.scoring import best_by_collection, fuse
 
 logger = logging.getLogger(__name__)
@@ -88,7 +88,10 @@ INDEX_MAPPINGS: dict[str, Any] = {
 def index_mappings(embedder: Embedder | None = None, dimensions: int = 0) -> dict[str, Any]:
     """``INDEX_MAPPINGS`` with the analysis rules' fingerprint (and the embedder) in ``_meta``, and
     a vector field with an embedder."""
-    mappings: dict[str, Any] = {**INDEX_MAPPINGS, "_meta": {"analysis": fingerprint()}}
+    mappings: dict[str, Any] = {
+        **INDEX_MAPPINGS,
+        "_meta": {"analysis": fingerprint(), "text_format": TEXT_FORMAT},
+    }
     if embedder is not None:
         properties = dict(mappings["properties"])
         properties["vector"] = {
@@ -348,12 +351,13 @@ class ElasticsearchBackend:
         try:
             old_indices = await self._alias_targets(alias)
             stored = await self._existing(alias) if old_indices else {}
-            analysed = await self._analysed(old_indices) if old_indices else False
+            analysed, recorded = await self._analysed(old_indices) if old_indices else (False, None)
         except _FAILURES as exc:
             raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
+        earlier = recorded if recorded is not None and recorded < TEXT_FORMAT else None
         # Every wanted passage stored with the same content: nothing to write. (An id whose content
         # changed, a JSONL line edited, counts as removed and added.)
-        if old_indices and stored == digests and analysed:
+        if old_indices and stored == digests and analysed and earlier is None:
             return SyncStats(added=0, removed=0, unchanged=len(wanted))
         existing = {pid for pid, digest in stored.items() if digests.get(pid) == digest}
         vectors: dict[str, list[float]] = {}
@@ -400,17 +404,21 @@ class ElasticsearchBackend:
             added=len(set(wanted) - existing),
             removed=len(set(stored) - existing),
             unchanged=len(existing),
+            earlier_format=earlier,
         )
 
-    async def _analysed(self, indices: Sequence[str]) -> bool:
-        """Whether every one of ``indices`` stores its passages' analyses under the current rules."""
+    async def _analysed(self, indices: Sequence[str]) -> tuple[bool, int]:
+        """Whether every one of ``indices`` stores its passages' analyses under the current rules,
+        and the oldest ``TEXT_FORMAT`` among them (1 for an index that records none)."""
         response = await self._client.indices.get_mapping(index=",".join(indices))
         version = fingerprint()
-        return all(
-            mapping.get("mappings", {}).get("_meta", {}).get("analysis") == version
-            and recorded_by(self._embedder, mapping.get("mappings", {}).get("_meta", {}).get("embedder"))
-            for mapping in response.body.values()
+        metas = [mapping.get("mappings", {}).get("_meta", {}) for mapping in response.body.values()]
+        analysed = all(
+            meta.get("analysis") == version and recorded_by(self._embedder, meta.get("embedder"))
+            for meta in metas
         )
+        formats = [meta.get("text_format") for meta in metas]
+        return analysed, min((f if isinstance(f, int) else 1 for f in formats), default=TEXT_FORMAT)
 
     async def _delete_quietly(self, index: str) -> None:
         try:

@@ -46,7 +46,7 @@ from retrieval.errors import (
     SearchUnavailableError,
 )
 from retrieval.language import foreign_stems
-from retrieval.passages import CollectionStats, Passage, SyncStats, content_digest, digest_of
+from retrieval.passages import TEXT_FORMAT, CollectionStats, Passage, SyncStats, content_digest, digest_of
 from retrieval.scoring import CorpusStats, best_by_collection, bm25, combine_stats, fuse, query_phrases
 from retrieval.text import terms, unique
 
@@ -207,6 +207,7 @@ class EmbeddedBackend:
         connection.executescript(_SCHEMA)
         analysis = _add_analysis_column(connection)
         _add_column(connection, "collections", "embedder", "TEXT")
+        _add_column(connection, "collections", "text_format", "INTEGER")
         with self._lock:
             self._connections.append(connection)
             self._analysis[connection] = analysis
@@ -682,6 +683,10 @@ class EmbeddedBackend:
                     f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
                     "title, text, tokenize='porter unicode61 remove_diacritics 2')"
                 )
+                recorded = db.execute(
+                    "SELECT text_format FROM collections WHERE name = ?", (collection.name,)
+                ).fetchone()
+                earlier = (recorded[0] or 1) if recorded is not None else None
                 existing: dict[str, int] = {}
                 unanalysed: list[int] = []
                 changed: list[int] = []  # wanted ids whose stored content is another: written anew
@@ -744,10 +749,11 @@ class EmbeddedBackend:
                         "UPDATE passages SET analysis = ? WHERE rowid = ?", (analyse(title, text), rowid)
                     )
                 db.execute(
-                    "INSERT INTO collections (name, indexed_at, embedder) VALUES (?, julianday('now'), ?) "
+                    "INSERT INTO collections (name, indexed_at, embedder, text_format) "
+                    "VALUES (?, julianday('now'), ?, ?) "
                     "ON CONFLICT (name) DO UPDATE SET indexed_at = excluded.indexed_at, "
-                    "embedder = excluded.embedder",
-                    (collection.name, model),
+                    "embedder = excluded.embedder, text_format = excluded.text_format",
+                    (collection.name, model, TEXT_FORMAT),
                 )
                 db.execute("COMMIT")
             except BaseException:
@@ -755,7 +761,12 @@ class EmbeddedBackend:
                 raise
             # After the commit, which writes FTS5's pending rows and averages record to its tables.
             _store_common_terms(db, collection.name)
-            return SyncStats(added=added, removed=len(stale), unchanged=len(wanted) - added)
+            return SyncStats(
+                added=added,
+                removed=len(stale),
+                unchanged=len(wanted) - added,
+                earlier_format=earlier if earlier is not None and earlier < TEXT_FORMAT else None,
+            )
 
         async with self._write_lock:
             try:

@@ -1,10 +1,14 @@
 """Heading-aware chunking: passages of about 200–400 words that never cross a heading."""
 
+import re
 from dataclasses import dataclass
 
 from retrieval.ingest.loaders import Document, Section
 from retrieval.passages import Passage, make_passage_id
-from retrieval.text import split_sentences
+from retrieval.text import CODE_FENCE, is_code_block, split_sentences
+
+# A line that starts a list item or a table row, as the loaders write them.
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s")
 
 
 @dataclass(frozen=True)
@@ -81,15 +85,20 @@ def _words(text: str) -> int:
 
 
 def _split_section(text: str, settings: ChunkingSettings) -> list[str]:
-    """Pack paragraphs (or, for long ones, sentences) into chunks with a small overlap."""
+    """Pack paragraphs (or, for long ones, sentences) into chunks with a small overlap. A paragraph
+    keeps its lines (a list's items, a table's rows, each one a line, as the loaders write them);
+    a code block (``retrieval.text.code_block``) keeps its own, and a long one is cut at lines into
+    blocks of its own."""
     units: list[str] = []
     for paragraph in (p.strip() for p in text.split("\n\n")):
         if not paragraph:
             continue
-        if _words(paragraph) <= settings.max_words:
-            units.append(" ".join(paragraph.split()))
+        if is_code_block(paragraph):
+            units.extend(_code_pieces(paragraph, settings.max_words))
+        elif _words(paragraph) <= settings.max_words:
+            units.append(_tidy(paragraph))
         else:
-            units.extend(split_sentences(paragraph))
+            units.extend(_long_paragraph(paragraph, settings.max_words))
     chunks: list[str] = []
     current: list[str] = []
     count = 0
@@ -100,7 +109,9 @@ def _split_section(text: str, settings: ChunkingSettings) -> list[str]:
             chunks.append("\n\n".join(current))
             current, count = _overlap(current, settings.overlap_words)
             carried = count
-        if size > settings.max_words:  # one enormous sentence: hard-split by words
+        if size > settings.max_words and not is_code_block(
+            unit
+        ):  # one enormous sentence: hard-split by words
             words = unit.split()
             for start in range(0, len(words), settings.max_words):
                 chunks.append(" ".join(words[start : start + settings.max_words]))
@@ -127,3 +138,49 @@ def _overlap(units: list[str], overlap_words: int) -> tuple[list[str], int]:
         kept.insert(0, sentence)
         count += size
     return ([" ".join(kept)], count) if kept else ([], 0)
+
+
+def _tidy(paragraph: str) -> str:
+    """Each line of a paragraph with its spaces tidied, and no empty line."""
+    return "\n".join(" ".join(line.split()) for line in paragraph.splitlines() if line.strip())
+
+
+def _long_paragraph(paragraph: str, max_words: int) -> list[str]:
+    """A paragraph over ``max_words`` as units: a list (or a table) as runs of whole items of at
+    most ``max_words`` words, any other paragraph as its sentences."""
+    items: list[str] = []
+    for line in paragraph.splitlines():
+        if _ITEM.match(line) or not items:
+            items.append(line)
+        elif line.strip():
+            items[-1] += "\n" + line
+    if len(items) < 2 or not _ITEM.match(items[0]):
+        return split_sentences(paragraph)
+    units: list[str] = []
+    for run in _runs(items, max_words):
+        text = _tidy("\n".join(run))
+        units.extend([text] if _words(text) <= max_words else split_sentences(text))
+    return units
+
+
+def _runs(lines: list[str], max_words: int) -> list[list[str]]:
+    """Consecutive ``lines`` in runs of at most ``max_words`` words (a longer line is a run by
+    itself)."""
+    runs: list[list[str]] = [[]]
+    count = 0
+    for line in lines:
+        size = _words(line)
+        if runs[-1] and count + size > max_words:
+            runs.append([])
+            count = 0
+        runs[-1].append(line)
+        count += size
+    return [run for run in runs if run]
+
+
+def _code_pieces(block: str, max_words: int) -> list[str]:
+    """A code block as blocks of whole lines of at most ``max_words`` words each (a longer line
+    is a block by itself)."""
+    lines = block.strip().split("\n")
+    fence, body = lines[0], lines[1:-1]
+    return ["\n".join([fence, *run, CODE_FENCE]) for run in _runs(body, max_words)]

@@ -8,13 +8,14 @@ import json
 import logging
 import re
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bs4 import BeautifulSoup
-from bs4.element import Tag
-
 from retrieval.errors import DocumentLoadError
+from retrieval.ingest.html import parse_page
+from retrieval.ingest.markdown import parse_markdown
+from retrieval.ingest.rst import parse_rst
 from retrieval.text import repair_encoding
 
 logger = logging.getLogger(__name__)
@@ -120,101 +121,45 @@ def _title_from_name(path: Path) -> str:
     return re.sub(r"[-_]+", " ", path.stem).strip().capitalize() or path.name
 
 
-def _front_matter(text: str) -> tuple[dict[str, str], str]:
-    """Simple ``key: value`` front matter between ``---`` lines (title, url)."""
-    match = re.match(r"\A---\s*\n(.*?)\n---\s*\n", text, re.DOTALL)
-    if not match:
-        return {}, text
-    meta: dict[str, str] = {}
-    for line in match.group(1).splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            meta[key.strip().lower()] = value.strip().strip("\"'")
-    return meta, text[match.end() :]
+def _sections(blocks: Iterable[tuple[int, str]], title: str, *, chapters: bool) -> tuple[str, list[Section]]:
+    """Headings (level 1–6) and paragraphs (level 0) as heading-delimited sections: the first
+    level-1 heading is the title when there is none, and each heading below it nests under the
+    ones above. With ``chapters`` (Markdown, reStructuredText), a level-1 heading after the title is
+    the heading of what follows; without (HTML, whose ``h1`` repeats the page's title), it starts
+    text under the title alone."""
+    sections: list[Section] = []
+    headings: list[str] = []
+    parts: list[str] = []
+
+    def flush() -> None:
+        content = "\n\n".join(parts).strip()
+        if content:
+            sections.append(Section(tuple(headings), content))
+        parts.clear()
+
+    for level, text in blocks:
+        if not level:
+            parts.append(text)
+            continue
+        flush()
+        if level == 1:
+            headings = [text] if chapters and title else []
+            title = title or text
+            continue
+        headings = [*headings[: max(level - 2, 0)], text]
+    flush()
+    return title, sections
 
 
 def _parse_markdown(text: str) -> tuple[str, str, list[Section]]:
-    meta, body = _front_matter(text)
-    title = meta.get("title", "")
-    sections: list[Section] = []
-    headings: list[str] = []
-    lines: list[str] = []
-    in_fence = False
-
-    def flush() -> None:
-        content = "\n".join(lines).strip()
-        if content:
-            sections.append(Section(tuple(headings), content))
-        lines.clear()
-
-    for line in body.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-            continue
-        match = None if in_fence else re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
-        if match:
-            flush()
-            level = len(match.group(1))
-            heading = _strip_markdown(match.group(2))
-            if level == 1 and not title:
-                title = heading
-                headings = []
-                continue
-            headings = [*headings[: max(level - 2, 0)], heading]
-            continue
-        lines.append(_strip_markdown(line))
-    flush()
-    return title, meta.get("url", ""), sections
-
-
-def _strip_markdown(line: str) -> str:
-    line = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", line)
-    line = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", line)
-    line = re.sub(r"(\*\*|__|`)", "", line)
-    line = re.sub(r"^\s*>\s?", "", line)
-    line = re.sub(r"^\s*\|?\s*:?-{3,}.*$", "", line)
-    return line.replace("|", " ").rstrip()
-
-
-_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}\s*$")
+    page = parse_markdown(text)
+    title, sections = _sections(page.blocks, page.title, chapters=True)
+    return title, page.url, sections
 
 
 def _parse_rst(text: str) -> tuple[str, str, list[Section]]:
-    raw = text.splitlines()
-    title = ""
-    sections: list[Section] = []
-    levels: list[str] = []
-    headings: list[str] = []
-    lines: list[str] = []
-
-    def flush() -> None:
-        content = "\n".join(lines).strip()
-        if content:
-            sections.append(Section(tuple(headings), content))
-        lines.clear()
-
-    i = 0
-    while i < len(raw):
-        line = raw[i]
-        following = raw[i + 1] if i + 1 < len(raw) else ""
-        if line.strip() and _RST_UNDERLINE.match(following) and len(following.strip()) >= len(line.strip()):
-            flush()
-            marker = following.strip()[0]
-            if marker not in levels:
-                levels.append(marker)
-            depth = levels.index(marker)
-            if depth == 0 and not title:
-                title = line.strip()
-            else:
-                headings = [*headings[: max(depth - 1, 0)], line.strip()]
-            i += 2
-            continue
-        if _RST_UNDERLINE.match(line) or line.strip().startswith(".. "):
-            i += 1
-            continue
-        lines.append(re.sub(r"``|\*\*|`_?", "", line))
-        i += 1
-    flush()
+    title, blocks = parse_rst(text)
+    title, sections = _sections(blocks, title, chapters=True)
     return title, "", sections
 
 
@@ -228,44 +173,8 @@ def _parse_plain(text: str) -> tuple[str, str, list[Section]]:
 
 
 def _parse_html(text: str) -> tuple[str, str, list[Section]]:
-    soup = BeautifulSoup(text, "html.parser")
-    for tag in soup(["script", "style", "nav", "footer", "header", "noscript", "template"]):
-        tag.decompose()
-    title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    canonical = soup.find("link", rel="canonical")
-    url = str(canonical.get("href", "")) if isinstance(canonical, Tag) else ""
-    body = soup.body or soup
-    sections: list[Section] = []
-    headings: list[str] = []
-    parts: list[str] = []
-
-    def flush() -> None:
-        content = "\n\n".join(parts).strip()
-        if content:
-            sections.append(Section(tuple(headings), content))
-        parts.clear()
-
-    for element in body.find_all(["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "td", "dd", "dt"]):
-        if not isinstance(element, Tag):
-            continue
-        if element.find_parent(["li", "td", "dd"]) is not None and element.name in ("p", "li"):
-            continue  # already taken with its container
-        content = element.get_text(" ", strip=True)
-        if not content:
-            continue
-        if element.name[0] == "h":
-            flush()
-            level = int(element.name[1])
-            if level == 1 and not title:
-                title = content
-                continue
-            if level == 1:
-                headings = []
-                continue
-            headings = [*headings[: max(level - 2, 0)], content]
-        else:
-            parts.append(content)
-    flush()
+    page_title, url, blocks = parse_page(text)
+    title, sections = _sections(((b.level, b.text) for b in blocks), page_title, chapters=False)
     return title, url, sections
 
 

@@ -33,6 +33,9 @@ class IndexReport:
     removed: int = 0
     unchanged: int = 0
     failures: list[DocumentLoadError] = field(default_factory=list)
+    # The older text format the collection's index had been made with, and is rebuilt from
+    # (``retrieval.passages.TEXT_FORMAT``); ``None`` when it was current or new.
+    earlier_format: int | None = None
 
 
 def source_name(path: Path, base_dir: Path) -> str:
@@ -89,4 +92,5 @@ async def index_collection(
     stats = await backend.sync_collection(collection, list(passages.values()), progress=embedding)
     report.passages = len(passages)
     report.added, report.removed, report.unchanged = stats.added, stats.removed, stats.unchanged
+    report.earlier_format = stats.earlier_format
     return report

@@ -15,6 +15,7 @@ from retrieval.collections import CollectionsConfig, load_collections
 from retrieval.errors import CollectionNotIndexedError
 from retrieval.ingest.pipeline import index_collection
 from retrieval.language import stem_tuple_in
+from retrieval.passages import TEXT_FORMAT
 from retrieval.text import sentence_analysis, stems
 from tests.conftest import unique_indexes
 from tests.fakes.pdf import write_pdf
@@ -185,6 +186,23 @@ async def test_backend_search_hands_over_the_analysis_stored_when_the_passage_wa
     for hit in hits:
         assert sentence_analysis(hit.text)[0]
         assert stems(hit.title) and stem_tuple_in(hit.text)
+
+
+async def test_an_elasticsearch_index_of_an_older_text_format_is_rebuilt_and_says_so(
+    elasticsearch_url: str, isolated_config: CollectionsConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    people = isolated_config.get("people")
+    assert people is not None
+    backend = build_elasticsearch_backend(url=elasticsearch_url)
+    try:
+        with monkeypatch.context() as older:
+            older.setattr(elastic, "TEXT_FORMAT", TEXT_FORMAT - 1)
+            await index_collection(backend, people, isolated_config)
+        again = await index_collection(backend, people, isolated_config)
+        assert again.earlier_format == TEXT_FORMAT - 1
+        assert (await index_collection(backend, people, isolated_config)).earlier_format is None
+    finally:
+        await backend.close()
 
 
 async def test_an_elasticsearch_index_written_under_other_analysis_rules_is_written_anew(

@@ -435,3 +435,28 @@ def test_help_shows_no_markdown(capsys: pytest.CaptureFixture[str]) -> None:
         assert "`" not in capsys.readouterr().out, argv
     assert main([]) == 2
     assert "`" not in capsys.readouterr().err
+
+
+def test_index_says_when_an_index_of_an_older_text_format_is_rebuilt(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An index written before passages' text format was stored (or under an older one) is rebuilt
+    by the next ``confer index``, which says so once."""
+    import sqlite3
+
+    from retrieval.backends.embedded import DATABASE_NAME
+    from retrieval.passages import TEXT_FORMAT
+
+    assert main(["index"]) == 0
+    capsys.readouterr()
+    with sqlite3.connect(kb / ".confer" / DATABASE_NAME) as db:
+        db.execute("UPDATE collections SET text_format = NULL WHERE name = 'product'")
+    assert main(["index"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("older version") == 1
+    assert (
+        "product: the index was built by an older version of Confer, which read documents differently "
+        f"(text format 1, now {TEXT_FORMAT}): rebuilt.\nproduct: "
+    ) in out
+    assert main(["index"]) == 0
+    assert "older version" not in capsys.readouterr().out

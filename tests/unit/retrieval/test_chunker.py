@@ -58,3 +58,25 @@ def test_fixed_ids_make_one_passage() -> None:
     )
     [passage] = chunk_document(doc, collection="c")
     assert (passage.id, passage.title, passage.url, passage.text) == ("x", "T", "u", "Text.")
+
+
+def test_a_long_code_block_is_cut_at_lines_into_code_blocks_and_a_long_list_at_items() -> None:
+    from retrieval.ingest.chunker import ChunkingSettings, chunk_document
+    from retrieval.ingest.loaders import Document, Section
+    from retrieval.text import code_blocks, is_code_block, split_sentences
+
+    code = "```py\n" + "\n".join(f"step_{n} = run({n}, retries=3)" for n in range(60)) + "\n```"
+    items = "\n".join(f"- Rule {n}: every deploy needs a reviewer and a green build." for n in range(40))
+    document = Document(
+        doc_id="d", source="d.md", title="Deploys", url="", sections=(Section((), f"{code}\n\n{items}"),)
+    )
+    settings = ChunkingSettings(target_words=100, max_words=120, overlap_words=0)
+    passages = chunk_document(document, collection="eng", settings=settings)
+    pieces = [piece for p in passages for piece in code_blocks(p.text)]
+    assert len(pieces) > 1
+    assert "\n".join(pieces).splitlines() == code.splitlines()[1:-1]
+    for passage in passages:
+        for paragraph in passage.text.split("\n\n"):
+            assert is_code_block(paragraph) or "```" not in paragraph
+    rules = [s for p in passages for s in split_sentences(p.text)]
+    assert rules == [f"Rule {n}: every deploy needs a reviewer and a green build." for n in range(40)]

@@ -156,3 +156,50 @@ def test_mojibake_is_repaired_and_real_text_left_as_written() -> None:
         "",
     ):
         assert repair_encoding(written) == written
+
+
+def test_sentences_go_on_after_abbreviations_written_with_or_without_inner_dots() -> None:
+    text = (
+        "Keep receipts for approx. 7 years, eg. 30 days for meals, i.e. all of them. "
+        "Use the portal vs. email, ie. Concur. Ask Dr. Okafor. Room No. 5 is free. No. It is not."
+    )
+    assert split_sentences(text) == [
+        "Keep receipts for approx. 7 years, eg. 30 days for meals, i.e. all of them.",
+        "Use the portal vs. email, ie. Concur.",
+        "Ask Dr. Okafor.",
+        "Room No. 5 is free.",
+        "No.",
+        "It is not.",
+    ]
+
+
+def test_versions_decimals_names_from_code_urls_and_file_names_end_no_sentence() -> None:
+    text = (
+        "Node.js v18.4.0 added it in 2022. It needs Python 3.11. The path.extname() method and "
+        "os.path.join() read config.yaml at https://docs.example.com/a.b/c?x=1.5 in 0.5 seconds. "
+        "It uses DNS for lookups. dns.lookup() uses the system. Must be 4, 6, or 0. The value 0 is "
+        "the default. Vacation expires am 31. März des Folgejahres."
+    )
+    assert split_sentences(text) == [
+        "Node.js v18.4.0 added it in 2022.",
+        "It needs Python 3.11.",
+        "The path.extname() method and os.path.join() read config.yaml at "
+        "https://docs.example.com/a.b/c?x=1.5 in 0.5 seconds.",
+        "It uses DNS for lookups.",
+        "dns.lookup() uses the system.",
+        "Must be 4, 6, or 0.",
+        "The value 0 is the default.",
+        "Vacation expires am 31. März des Folgejahres.",
+    ]
+
+
+def test_a_code_block_is_never_a_sentence_and_its_words_still_count() -> None:
+    from retrieval.text import code_block, code_blocks, sentence_stems
+
+    code = code_block("deploy:\n\n  - run: make release\n", "yaml")
+    assert code == "```yaml\ndeploy:\n  - run: make release\n```"
+    text = f"Add this step.\n\n{code}\n\nThen push."
+    assert split_sentences(text) == ["Add this step.", "Then push."]
+    assert code_blocks(text) == ["deploy:\n  - run: make release"]
+    _, everything = sentence_stems(text)
+    assert {"release", "make", "deploy"} <= everything
