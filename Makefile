@@ -7,7 +7,7 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test lint bench eval format clean playground
+.PHONY: run test lint bench eval judge format clean playground
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Confer needs Python 3.11 or newer")'
@@ -60,5 +60,14 @@ eval: $(DEV)
 		$(BIN)/confer eval $$set --out eval-results/$$(basename $$set) || exit 1; \
 	done
 
+# The answer judge (graph/answer/judge.json), fitted from the dev questions of the eval sets of
+# several domains: every set under evals/, and orgdocs when this checkout has ../shared/datasets
+# beside it (docs/answer-judge.md). Held-out splits are never read.
+JUDGE_SETS ?= $(wildcard evals/*/questions_dev.jsonl ../shared/datasets/orgdocs/questions_dev.jsonl)
+JUDGE_DIRS := $(patsubst %/,%,$(dir $(JUDGE_SETS)))
+judge: $(DEV)
+	$(BIN)/python -m bot.evaluation.judge collect $(JUDGE_DIRS) --out judge-data
+	$(BIN)/python -m bot.evaluation.judge fit $(foreach d,$(JUDGE_DIRS),judge-data/$(notdir $(d)).jsonl)
+
 clean:
-	rm -rf $(VENV) .confer .mypy_cache .pytest_cache .ruff_cache bench-results
+	rm -rf $(VENV) .confer .mypy_cache .pytest_cache .ruff_cache bench-results judge-data

@@ -35,8 +35,11 @@ EMPTY_QUESTION = "Please ask a question: the text was empty."
 NOTHING_FOUND = (
     "I found nothing about that in {collections}. Try other words, or name a collection with in:NAME."
 )
-NOT_ANSWERED = "I searched {collections} but found nothing that answers this."
+# Nothing retrieved answers: the closest sentences are shown as what they are; or nothing
+# retrieved is related at all.
+NOT_ANSWERED = "I searched {collections} but found no direct answer."
 CLOSEST = "The closest I found, which may not answer it: {sentence}"
+NOTHING_RELATED = "I searched {collections} but found nothing related to this."
 ELSEWHERE = "{collections} may cover it: ask again with {hint}."
 OTHER_LANGUAGE = (
     "Your question looks like {language}, and the documents may be in another language: "

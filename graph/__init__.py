@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from graph.answer.judge import FEATURES, JUDGE_FILE, MEANING_FEATURES, question_signals
     from graph.answer.suggestions import Suggestion, suggest_followups
     from graph.builder import ResearchGraph, build_research_graph
     from graph.context import GraphContext, ResearchLimits
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         AnswerSentence,
         Derived,
         FindingStatus,
+        Judgement,
         Question,
         QuestionKind,
         ResearchRound,
@@ -46,6 +48,11 @@ if TYPE_CHECKING:
 
 # Each public name and the module that defines it.
 _HOMES = {
+    "FEATURES": "graph.answer.judge",
+    "JUDGE_FILE": "graph.answer.judge",
+    "MEANING_FEATURES": "graph.answer.judge",
+    "question_signals": "graph.answer.judge",
+    "Judgement": "graph.models",
     "Suggestion": "graph.answer.suggestions",
     "suggest_followups": "graph.answer.suggestions",
     "ResearchGraph": "graph.builder",
@@ -88,6 +95,9 @@ _HOMES = {
 }
 
 __all__ = [
+    "FEATURES",
+    "JUDGE_FILE",
+    "MEANING_FEATURES",
     "Answer",
     "AnswerReady",
     "AnswerSentence",
@@ -99,6 +109,7 @@ __all__ = [
     "FindingStatus",
     "FollowUp",
     "GraphContext",
+    "Judgement",
     "LLMFallback",
     "LLMObserver",
     "LocalBreaker",
@@ -122,6 +133,7 @@ __all__ = [
     "is_supported",
     "postgres_store",
     "process_store",
+    "question_signals",
     "sqlite_store",
     "stream_research",
     "subject_of",

@@ -139,6 +139,30 @@ class ResearchRound(_Frozen):
     seconds: float = 0.0
 
 
+class JudgedSentence(_Frozen):
+    """A sentence the answer judge read (``graph.answer.judge``): its passage, the signals it was
+    judged on (in ``graph.answer.judge.FEATURES`` order) and the probability that it answers."""
+
+    text: str
+    passage_id: str
+    collection: str
+    probability: float
+    features: tuple[float, ...]
+
+
+class Judgement(_Frozen):
+    """How the answer judge read the evidence: what the reply does (``answers``; ``closest``: no
+    direct answer, the closest sentences shown as such; ``nothing``: nothing related found), the
+    judge's probability that the evidence answers, the thresholds of its fit, and every sentence
+    read with its signals and probability, most likely first."""
+
+    outcome: Literal["answers", "closest", "nothing"]
+    probability: float
+    answers_at: float
+    related_at: float
+    sentences: tuple[JudgedSentence, ...] = ()
+
+
 class Answer(_Frozen):
     mode: AnswerMode
     kind: QuestionKind
@@ -161,6 +185,8 @@ class Answer(_Frozen):
     # A "which came first" comparison's chosen side, when the cited years of both sides decide it:
     # the first section is then Confer's derived sentence naming it (``graph.answer.verdict``).
     choice: str = ""
+    # How the extractive answer judge read the evidence (``None``: not judged, e.g. a comparison).
+    judgement: Judgement | None = None
 
     @property
     def partial(self) -> bool:

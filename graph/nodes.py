@@ -11,7 +11,14 @@ from langgraph.types import Send, StreamWriter
 
 from graph.answer.drafting import draft_with_llm
 from graph.answer.extractive import draft_claims
-from graph.answer.meaning import Closeness, TermAliases, read_also, sentence_closeness, term_aliases
+from graph.answer.meaning import (
+    Closeness,
+    TermAliases,
+    candidates,
+    read_also,
+    sentence_closeness,
+    term_aliases,
+)
 from graph.answer.synthesis import (
     merge_passages,
     outcomes_of,
@@ -649,12 +656,16 @@ async def _read_evidence(
     """The extractive answer to the plan's question from the findings, read by words and meaning."""
     # Whether the best sentences mean what was asked: decided beside the question's words.
     closeness = await sentence_closeness(question_of(plan_), merged, context.backend)
-    answer = await _extractive(context, plan_, findings, languages, closeness)
+    # The answer judge reads every sentence of the best passages by meaning too.
+    judged = None if closeness is None else await read_also(closeness, candidates(merged), context.backend)
+    answer = await _extractive(context, plan_, findings, languages, closeness, judged)
     if not answer.found and answer.retrieved:
         # Words people use that no passage writes: read them by meaning, then decide again.
         aliases = await term_aliases(question_of(plan_), merged, context.backend)
         if aliases:
-            answer = await _extractive(context, plan_, findings, languages, closeness, aliases=aliases)
+            answer = await _extractive(
+                context, plan_, findings, languages, closeness, judged, aliases=aliases
+            )
     return answer
 
 
@@ -669,8 +680,10 @@ async def _answer_from_elsewhere(
         return answer.model_copy(update={"suggested": names})
     wider = plan_.model_copy(update={"tasks": (*plan_.tasks, *tasks)})
     everything = comparable_findings([*findings, *extra])
-    closeness = await sentence_closeness(question_of(wider), merge_passages(everything), context.backend)
-    return await _extractive(context, wider, everything, _languages(context, wider), closeness)
+    merged = merge_passages(everything)
+    closeness = await sentence_closeness(question_of(wider), merged, context.backend)
+    judged = None if closeness is None else await read_also(closeness, candidates(merged), context.backend)
+    return await _extractive(context, wider, everything, _languages(context, wider), closeness, judged)
 
 
 async def _extractive(
@@ -679,16 +692,23 @@ async def _extractive(
     findings: list[Finding],
     languages: set[str],
     closeness: Closeness | None,
+    judged: Closeness | None,
     *,
     aliases: TermAliases | None = None,
 ) -> Answer:
     """The extractive answer with sentences read by meaning: the best passages' (``closeness``),
     those the words alone would quote, and then any other the answer quotes from beyond them, the
-    answer chosen again with those read."""
+    answer chosen again with those read. ``judged``: what the answer judge reads by meaning."""
 
     def synthesize(read: Closeness | None) -> Answer:
         return synthesize_extractive(
-            plan_, findings, context.limits, languages=languages, aliases=aliases, closeness=read
+            plan_,
+            findings,
+            context.limits,
+            languages=languages,
+            aliases=aliases,
+            closeness=read,
+            judged_closeness=judged,
         )
 
     if closeness is None:

@@ -13,6 +13,7 @@ from bot.messages import (
     LANGUAGE_NAMES,
     NOT_ANSWERED,
     NOTHING_FOUND,
+    NOTHING_RELATED,
     NOTHING_SEARCHED,
     OTHER_LANGUAGE,
     partial_note,
@@ -83,8 +84,10 @@ def no_answer_text(answer: Answer, config: CollectionsConfig) -> str:
         return NOTHING_SEARCHED
     if not answer.retrieved:
         parts = [NOTHING_FOUND.format(collections=", ".join(searched))]
-    else:
+    elif answer.closest:
         parts = [NOT_ANSWERED.format(collections=", ".join(searched))]
+    else:
+        parts = [NOTHING_RELATED.format(collections=", ".join(searched))]
     if answer.closest:
         parts.append(CLOSEST.format(sentence=" ".join(cite(s) for s in answer.closest)))
     if answer.suggested:

@@ -120,12 +120,11 @@ def token_recall(answer: str, reference: str) -> float | None:
     return len(wanted & given) / len(wanted)
 
 
-def contains_answer(result: QuestionResult) -> bool:
-    """The answer contains one of the gold answers (normalized); a "not found" reply does not."""
-    return any(
-        normalize_answer(a) and normalize_answer(a) in normalize_answer(result.answer_text)
-        for a in result.question.answers
-    )
+def contains_answer(result: QuestionResult, text: str | None = None) -> bool:
+    """The answer (or ``text``) contains one of the gold answers (normalized); a "not found" reply
+    has no answer text."""
+    said = normalize_answer(result.answer_text if text is None else text)
+    return any(normalize_answer(a) and normalize_answer(a) in said for a in result.question.answers)
 
 
 _CONFER_ONLY = (
@@ -135,6 +134,8 @@ _CONFER_ONLY = (
     "citation_validity",
     "supported_sentences",
     "answer_contains",
+    "reply_contains",
+    "median_answer_words",
     "token_recall",
     "answers_citing_gold",
     "cited_from_gold",
@@ -198,6 +199,18 @@ def summarize(
                     for r in results
                     if any(normalize_answer(a) for a in r.question.answers)
                 ]
+            ),
+            # the same, in the whole reply: a "not found" reply's closest sentences count
+            "reply_contains": _mean(
+                [
+                    float(contains_answer(r, r.reply))
+                    for r in results
+                    if any(normalize_answer(a) for a in r.question.answers)
+                ]
+            ),
+            # words of a found answer's sentences (citation marks and collection titles left out)
+            "median_answer_words": _percentile(
+                [float(len(r.answer_sentences.split())) for r in results if r.found], 0.5
             ),
             "token_recall": _mean(
                 [

@@ -52,6 +52,7 @@ MAX_CANDIDATES = 400  # words and pairs embedded for one question at most
 ANSWERS = 0.55
 RELATED = 0.40
 MAX_SENTENCES = 60  # sentences embedded for one question at most
+SENTENCE_PASSAGES = 10  # the best passages whose sentences the answer judge reads
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,15 @@ def quotable_sentences(passage: Passage) -> list[str]:
         and not is_heading_in(sentence, passage)
         and not is_question(sentence)
     ]
+
+
+def candidates(passages: Sequence[Passage]) -> list[tuple[Passage, str]]:
+    """The sentences the answer judge reads: the quotable sentences of the best
+    ``SENTENCE_PASSAGES`` passages, in rank and reading order, at most ``MAX_SENTENCES``."""
+    pairs: list[tuple[Passage, str]] = []
+    for passage in passages[:SENTENCE_PASSAGES]:
+        pairs += [(passage, s) for s in quotable_sentences(passage)]
+    return pairs[:MAX_SENTENCES]
 
 
 async def sentence_closeness(

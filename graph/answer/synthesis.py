@@ -10,7 +10,10 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
+from graph.answer.compose import as_claims, judge_evidence, judgement_of
+from graph.answer.compose import closest as closest_sentences
 from graph.answer.extractive import jaccard
+from graph.answer.judge import Judges
 from graph.answer.meaning import ANSWERS, RELATED, Closeness, TermAliases, quotable_sentences
 from graph.answer.relevance import (
     MAX_MISSING_SHARE,
@@ -862,17 +865,29 @@ def synthesize_extractive(
     languages: Collection[str] = (DEFAULT_LANGUAGE,),
     aliases: TermAliases | None = None,
     closeness: Closeness | None = None,
+    judged_closeness: Closeness | None = None,
+    judges: Judges | None = None,
 ) -> Answer:
     """The answer, best sentence first; or, when the evidence does not cover the question, no
-    answer sentences and at most one clearly labelled closest sentence (and the question's
+    answer sentences and the closest sentences found, clearly labelled (and the question's
     language when it is none of ``languages``, the searched collections' documents'). ``aliases``:
-    key terms read by meaning, ``closeness``: sentences read by meaning (``graph.answer.meaning``)."""
+    key terms read by meaning, ``closeness``: sentences read by meaning (``graph.answer.meaning``).
+
+    The answer judge (``graph.answer.judge``; ``judges``, the fitted one by default) reads every
+    sentence of the best passages (``judged_closeness``: their meanings) and its judgement goes
+    with the answer; when the evidence does not cover the question, the sentences it finds most
+    likely to answer are the closest shown, or none when nothing found is related."""
     selection = choose_claims(
         plan, findings, limits, from_passages=True, aliases=aliases, closeness=closeness
     )
+    merged = merge_passages(findings)
+    judged, model = judge_evidence(
+        plan, question_of(plan), merged, judged_closeness, aliases=aliases, judges=judges
+    )
+    judgement = judgement_of(judged, model)
     if selection.coverage.found:
         answer, _ = build_answer(plan, findings, selection.claims)
-        return answer
+        return answer.model_copy(update={"judgement": judgement.model_copy(update={"outcome": "answers"})})
     if selection.coverage.missing_entities or selection.coverage.missing_terms:
         logger.debug(
             "not covered",
@@ -881,7 +896,12 @@ def synthesize_extractive(
                 "missing_terms": selection.coverage.missing_terms,
             },
         )
-    answer, _ = build_answer(plan, findings, selection.closest)
+    # What either reading finds closest is shown: the words' closest sentence, then the judge's.
+    shown = list(selection.closest)
+    for claim, collection in as_claims(closest_sentences(judged, judgement)):
+        if all(jaccard(stems(claim.text), stems(c.text)) < DUPLICATE for c, _ in shown):
+            shown.append((claim, collection))
+    answer, _ = build_answer(plan, findings, shown)
     closest = tuple(sentence for section in answer.sections for sentence in section.sentences)
     language = detect_language(question_of(plan))
     return answer.model_copy(
@@ -889,6 +909,7 @@ def synthesize_extractive(
             "sections": (),
             "closest": closest,
             "other_language": language if language not in languages else "",
+            "judgement": judgement.model_copy(update={"outcome": "closest" if closest else "nothing"}),
         }
     )
 

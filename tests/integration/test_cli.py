@@ -61,18 +61,18 @@ def test_ask_shows_progress_then_the_answer_and_sources(kb: Path, capsys: pytest
 
 
 def test_a_not_found_reply_reads_as_a_paragraph_then_its_closest_source(
-    kb: Path, capsys: pytest.CaptureFixture[str]
+    kb: Path, embedding_settings: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     main(["index"])
     capsys.readouterr()
     assert main(["ask", "Who is the CEO of Kestrel Systems?"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"found nothing that answers this\. The closest I found[^\n]*\n\nSources\n\[1\]", out), (
-        out
-    )
+    assert re.search(r"found no direct answer\. The closest I found[^\n]*\n\nSources\n\[1\]", out), out
     assert main(["ask", "in:security how many weeks of parental leave?"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"ask again with in:people\.\n\n[\d.]+ s · 1 collection", out), out
+    assert re.search(
+        r"ask again with in:people\.\n\n(Sources\n(\[\d\][^\n]*\n)+\n)?[\d.]+ s · 1 collection", out
+    ), out
 
 
 def test_collections_lists_counts(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -398,7 +398,7 @@ def test_ask_prints_only_the_answer_on_stdout_and_its_progress_on_stderr(kb: Pat
     assert result.stdout.startswith("\nPeople policies\nEvery parent"), (
         result.stdout
     )  # `2>/dev/null`: the answer
-    assert re.search(r"\n[\d.]+ s · 1 collection · 2 sources\n$", result.stdout)
+    assert re.search(r"\n[\d.]+ s · 1 collection · \d sources?\n$", result.stdout)
     assert "Researching" not in result.stdout and "question finished" not in result.stdout
     assert "Researching: People policies" in result.stderr and "question finished" in result.stderr
 

@@ -27,6 +27,7 @@ from graph.models import Finding, Plan, QuestionKind, ResearchTask, Routing
 from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.embeddings import Vectors
 from retrieval.passages import Passage
+from tests.unit.graph.judges import judges_by
 
 
 def _passage(pid: str, collection: str, title: str, text: str, score: float = 0.0) -> Passage:
@@ -297,45 +298,6 @@ async def test_a_sentence_that_means_what_was_asked_answers_it_in_other_words() 
     assert not synthesize_extractive(plan, findings, ResearchLimits(), closeness=far).found
 
 
-async def test_a_not_found_offers_the_sentence_closest_in_meaning_when_it_is_related() -> None:
-    """Related to the question but not close enough to answer it: the reply says it found nothing
-    that answers, and shows that sentence, cited, as the closest found; the asker judges."""
-    question = "who do I wake up if the site dies at 3am"
-    plan, findings = _plan(question, "engineering"), [_finding("engineering", ON_CALL)]
-    related = await sentence_closeness(
-        question, [ON_CALL], SentenceVectors({"A page goes": (RELATED + ANSWERS) / 2})
-    )
-    answer = synthesize_extractive(plan, findings, ResearchLimits(), closeness=related)
-    assert not answer.found and not answer.sections
-    assert [s.text for s in answer.closest] == [
-        "A page goes to the primary first, who acknowledges it within 15 minutes at night."
-    ]
-    assert [c.passage.id for c in answer.citations] == ["oc"]
-    unrelated = await sentence_closeness(
-        question, [ON_CALL], SentenceVectors({"A page goes": RELATED - 0.05})
-    )
-    assert not synthesize_extractive(plan, findings, ResearchLimits(), closeness=unrelated).closest
-    # The same when a sentence carries words of the question, too little of them to be offered by
-    # its words ("page" and "night": less than 30 % of the ask).
-    at_night = "who do I wake up at night when a page comes and the site dies at 3am"
-    plan_night = _plan(at_night, "engineering")
-    assert not synthesize_extractive(plan_night, findings, ResearchLimits()).closest
-    related_night = await sentence_closeness(
-        at_night, [ON_CALL], SentenceVectors({"A page goes": (RELATED + ANSWERS) / 2})
-    )
-    answer = synthesize_extractive(plan_night, findings, ResearchLimits(), closeness=related_night)
-    assert not answer.found
-    assert [s.text for s in answer.closest] == [
-        "A page goes to the primary first, who acknowledges it within 15 minutes at night."
-    ]
-    # Nor is a sentence offered that does not name what the question names.
-    globex = "who do I wake up at Globex if the site dies"
-    named = await sentence_closeness(globex, [ON_CALL], SentenceVectors({"A page goes": ANSWERS - 0.05}))
-    assert not synthesize_extractive(
-        _plan(globex, "engineering"), findings, ResearchLimits(), closeness=named
-    ).closest
-
-
 async def test_evidence_whose_words_match_but_whose_sentences_mean_something_else_does_not_answer() -> None:
     question = "how do I connect my laptop to the VPN"
     plan, findings = _plan(question, "people"), [_finding("people", VPN)]
@@ -574,3 +536,29 @@ async def test_a_name_the_documents_write_only_otherwise_leaves_far_documents_ou
     assert sorted(c.passage.id for c in by_words.citations) == ["mt", "pr"]
     answer = synthesize_extractive(plan, findings, ResearchLimits(), aliases=aliases, closeness=close)
     assert [c.passage.id for c in answer.citations] == ["pr"]
+
+
+async def test_a_not_found_shows_the_sentences_the_judge_finds_closest_unless_nothing_is_related() -> None:
+    """Not close enough to answer: the reply says it found no direct answer and shows, cited, the
+    sentence the answer judge finds most likely to answer; the asker judges. When even that one is
+    not related to the question (below the judge's ``related``), nothing is shown."""
+    question = "who do I wake up if the site dies at 3am"
+    plan, findings = _plan(question, "engineering"), [_finding("engineering", ON_CALL)]
+    judges = judges_by({"cosine": 8.0}, bias=-4.0, answers=0.9, related=0.3)
+    related = await sentence_closeness(
+        question, [ON_CALL], SentenceVectors({"A page goes": (RELATED + ANSWERS) / 2})
+    )
+    answer = synthesize_extractive(
+        plan, findings, ResearchLimits(), closeness=related, judged_closeness=related, judges=judges
+    )
+    assert not answer.found and not answer.sections
+    assert answer.closest[0].text == (
+        "A page goes to the primary first, who acknowledges it within 15 minutes at night."
+    )
+    assert answer.citations[0].passage.id == "oc"
+    assert answer.judgement is not None and answer.judgement.outcome == "closest"
+    unrelated = await sentence_closeness(question, [ON_CALL], SentenceVectors({}, default=0.1))
+    answer = synthesize_extractive(
+        plan, findings, ResearchLimits(), closeness=unrelated, judged_closeness=unrelated, judges=judges
+    )
+    assert not answer.found and not answer.closest and not answer.citations

@@ -1,0 +1,97 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graph.answer.compose import closest, judgement_of
+from graph.answer.judge import (
+    FEATURES,
+    JUDGE_FILE,
+    Judged,
+    JudgeFileError,
+    JudgeModel,
+    Judges,
+    judge,
+    load_judges,
+)
+from graph.answer.meaning import Closeness
+from graph.answer.relevance import Coverage, focus_of
+from retrieval.passages import Passage
+from tests.unit.graph.judges import judges_by, logistic
+
+
+def _p(pid: str, text: str, *, doc: str = "", title: str = "Policy") -> Passage:
+    return Passage(id=pid, collection="people", doc_id=doc or pid, source=f"{pid}.md", title=title, text=text)
+
+
+def test_shipped_judge_is_fitted_for_the_signals_the_code_computes() -> None:
+    judges = load_judges(JUDGE_FILE)
+    for model in (judges.meaning, judges.words):
+        assert len(model.sentence.weights) == len(FEATURES)
+        assert len(model.question.weights) == len(FEATURES) + 2
+        assert 0.0 <= model.related <= model.answers <= 1.0
+        assert any(w != 0.0 for w in model.sentence.weights)
+    words_only = dict(zip(FEATURES, judges.words.sentence.weights, strict=True))
+    assert words_only["cosine"] == words_only["passage_meaning"] == 0.0  # fitted without meanings
+
+
+def test_a_judge_file_for_other_signals_is_refused(tmp_path: Path) -> None:
+    data = json.loads(JUDGE_FILE.read_text(encoding="utf-8"))
+    data["features"] = [*data["features"][:-1], "something else"]
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(JudgeFileError, match="make judge"):
+        load_judges(path)
+    with pytest.raises(JudgeFileError, match="cannot read"):
+        load_judges(tmp_path / "missing.json")
+
+
+def test_the_sentence_closest_in_meaning_ranks_first_and_decides_the_outcome() -> None:
+    leave = _p("leave", "Report a lost or stolen security key to the IT help desk within one hour.")
+    other = _p("other", "Security keys are issued on your first day by the IT team.")
+    pairs = [(other, other.text), (leave, leave.text)]
+    cosines = {("leave", leave.text): 0.62, ("other", other.text): 0.31}
+    closeness = Closeness(cosines, np.zeros(3, dtype=np.float32))
+    focus = focus_of("I left my yubikey in a taxi", [leave, other])
+    judges = judges_by({"cosine": 4.0})
+    judged, model = judge(
+        focus, pairs, [other, leave], closeness, evidence=Coverage(found=True), judges=judges
+    )
+    assert [j.passage.id for j in judged] == ["leave", "other"]
+    assert judgement_of(judged, model).outcome == "answers"  # sigmoid(4 * 0.62) = 0.92
+    judges = judges_by({"cosine": 4.0}, answers=0.95, related=0.5)
+    judged, model = judge(
+        focus, pairs, [other, leave], closeness, evidence=Coverage(found=True), judges=judges
+    )
+    verdict = judgement_of(judged, model)
+    assert verdict.outcome == "closest"
+    assert [j.passage.id for j in closest(judged, verdict)] == ["leave", "other"]
+    judges = judges_by({"cosine": 4.0}, answers=0.99, related=0.98)
+    judged, model = judge(
+        focus, pairs, [other, leave], closeness, evidence=Coverage(found=True), judges=judges
+    )
+    assert closest(judged, judgement_of(judged, model)) == []  # nothing related: nothing shown
+
+
+def test_without_meanings_the_words_model_judges_and_meaning_signals_are_zero() -> None:
+    leave = _p("leave", "Parental leave is 16 weeks at full pay.")
+    focus = focus_of("how many weeks of parental leave", [leave])
+    words = logistic({"words": 3.0})
+    model = JudgeModel(sentence=words, question=judges_by({}).meaning.question, answers=0.5, related=0.1)
+    judged, used = judge(
+        focus,
+        [(leave, leave.text)],
+        [leave],
+        None,
+        evidence=Coverage(found=True),
+        judges=Judges(model, model),
+    )
+    assert used is model
+    named = dict(zip(FEATURES, judged[0].features, strict=True))
+    assert named["cosine"] == named["passage_meaning"] == 0.0
+    assert named["words"] > 0.5 and named["offers"] == 1.0  # "16" is the number asked for
+
+
+def _judged(pid: str, text: str, probability: float, *, doc: str = "") -> Judged:
+    return Judged(text, _p(pid, f"Intro. {text}", doc=doc), (0.0,) * len(FEATURES), probability)
