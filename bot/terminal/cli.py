@@ -1,5 +1,8 @@
-"""``confer`` command line (DESIGN §7). Exit 0 on success, 2 for bad input or configuration,
-1 for anything else; errors are one clear line on stderr."""
+"""``confer`` command line: ``index``, ``ask``, ``collections``, ``serve``, ``eval`` and ``feedback``.
+
+Answers go to stdout; progress, logs and errors to stderr. Exit 0 on success; 2 for bad input or
+configuration, including a question with no words in it and a question asked before anything was
+indexed; 1 for anything else. Each error is one line on stderr that says what to do next."""
 
 import argparse
 import contextlib
@@ -148,6 +151,15 @@ def parse_since(text: str) -> float:
     return moment.timestamp()
 
 
+def has_words(text: str) -> bool:
+    """Whether a question says anything once its ``in:`` targets are taken out: a letter or a digit.
+    Emoji and punctuation alone ("🤔", "?!") are asked like an empty question."""
+    from graph import extract_targets
+
+    remaining, _ = extract_targets(text)
+    return any(character.isalnum() for character in remaining)
+
+
 def say_error(line: str) -> None:
     """One line on stderr, never wrapped or styled, so scripts and people read the same."""
     sys.stderr.write(f"confer: {' '.join(line.split())}\n")
@@ -265,6 +277,8 @@ def _run(args: argparse.Namespace) -> int:
 async def _index(
     settings: "ConferSettings", config: "CollectionsConfig", names: list[str], err: "Console"
 ) -> int:
+    import logging
+
     from bot import messages
     from bot.wiring import build_backend
     from graph import CollectionAccessError
@@ -272,6 +286,8 @@ async def _index(
     from retrieval.errors import IndexingError
     from retrieval.ingest.pipeline import index_collection
 
+    # Each skipped file is said below in one line of its own; the pipeline's log line would repeat it.
+    logging.getLogger("retrieval.ingest.pipeline").setLevel(logging.ERROR)
     unknown = [n for n in names if config.get(n) is None]
     if unknown:
         raise CollectionAccessError(unknown=tuple(unknown), forbidden=(), allowed=config.names)
@@ -339,6 +355,7 @@ def _say_error_via(progress: "Progress", line: str) -> None:
 async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
     import json
 
+    from bot import messages
     from bot.errors import DatasetError
     from bot.evaluation.report import markdown_report, questions_jsonl, write_plots
     from bot.evaluation.suites import evaluate
@@ -370,7 +387,7 @@ async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Cons
         plots = write_plots(report, args.out)
     except ImportError:
         plots = []
-        say_error("plots skipped: matplotlib is not installed (pip install 'confer[eval]')")
+        say_error(messages.PLOTS_SKIPPED)
     if args.json:
         summary = {
             key: report[key]
@@ -534,15 +551,40 @@ def _ask(
     async def start() -> "ResearchService":
         return build_service(settings, config=config)
 
+    from bot import messages
+    from bot.errors import EmptyQuestionError
+
+    if text is not None and not has_words(text):
+        raise EmptyQuestionError("no words")  # before the index and the model are loaded
     extra = [t.strip().lower() for t in targets.split(",") if t.strip()]
     with asyncio.Runner() as runner:
         service = runner.run(start())
         try:
+            # What was asked is checked first (an unknown collection is bad input, indexed or not).
+            question = service.make_question(text, extra_targets=extra) if text is not None else None
+            if runner.run(_nothing_indexed(service)):
+                say_error(messages.not_indexed_yet([c.title for c in config.collections]))
+                return EXIT_USAGE
             if text is not None:
-                return runner.run(_ask_once(service, text, extra, as_json, err))
+                return runner.run(_ask_once(service, text, extra, as_json, err, question=question))
             return _interactive(runner, service, extra, err, settings.data_dir / HISTORY_FILE)
         finally:
             runner.run(service.close())
+
+
+async def _nothing_indexed(service: "ResearchService") -> bool:
+    """Whether no collection has an index yet: asking then can only fail, and `confer index` is
+    what to run (one not indexed among others is named under the answer instead). An index that
+    cannot be read is no answer here: the question goes on, and its collections report it."""
+    from retrieval.errors import ConferError
+
+    for collection in service.config.collections:
+        try:
+            if await service.backend.stats(collection) is not None:
+                return False
+        except ConferError:
+            return False
+    return True
 
 
 async def _ask_once(
@@ -558,7 +600,7 @@ async def _ask_once(
     import json
 
     from bot import messages
-    from bot.chat.render import answer_json
+    from bot.chat.render import answer_json, collection_title
     from bot.chat.service import QuestionTimeoutError
     from bot.terminal.surface import ProgressView, render_answer
     from graph import AnswerReady, ProgressEvent
@@ -582,12 +624,15 @@ async def _ask_once(
             view.stop()
         say_error(messages.TIMED_OUT)
         return EXIT_ERROR
+    unindexed = [o.name for o in answer.outcomes if o.status == "failed" and o.reason == "not indexed"]
     if on_answer is not None:
         await on_answer(answer)
     if as_json:
         sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
     else:
         out.print(render_answer(answer, service.config, seconds, shown=view.sentences_shown if view else 0))
+    if unindexed:  # a partial answer: its note says which were not searched; here, what to do
+        say_error(messages.partly_indexed([collection_title(service.config, n) for n in unindexed]))
     return EXIT_OK
 
 
@@ -631,6 +676,9 @@ def _interactive(
         if word in ("list", "/list"):
             out.print(Text(_collections_list(service)))
             out.print()
+            continue
+        if not has_words(line):
+            say_error(messages.EMPTY_QUESTION)
             continue
         key = ThreadKey("cli", "local", "terminal", str(conversation))
         try:
