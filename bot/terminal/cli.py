@@ -11,6 +11,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.terminal.output import console, progress_bar, say_error, say_error_via
+from bot.terminal.reports import parse_since, run_eval, run_feedback
+
 # Only argparse loads before the arguments are parsed: `confer --help` and usage errors answer at
 # once, and each command imports what it uses (the graph only for `ask`/`eval`/`serve`, ingestion only
 # for `index`, the Elasticsearch client only with ELASTICSEARCH_URL).
@@ -18,7 +21,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from rich.console import Console
-    from rich.progress import Progress, TaskID
+    from rich.progress import TaskID
 
     from bot.chat.conversations import Conversations
     from bot.chat.memory import ThreadKey
@@ -137,20 +140,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_since(text: str) -> float:
-    """``YYYY-MM-DD`` (midnight UTC) or an ISO 8601 time (UTC unless it names its offset), as Unix
-    time; raises ``ValueError`` with a message for people."""
-    from datetime import UTC, datetime
-
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(f"--since: {text!r} is not a date; use YYYY-MM-DD or an ISO time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
 def has_words(text: str) -> bool:
     """Whether a question says anything once its ``in:`` targets are taken out: a letter or a digit.
     Emoji and punctuation alone ("🤔", "?!") are asked like an empty question."""
@@ -158,37 +147,6 @@ def has_words(text: str) -> bool:
 
     remaining, _ = extract_targets(text)
     return any(character.isalnum() for character in remaining)
-
-
-def say_error(line: str) -> None:
-    """One line on stderr, never wrapped or styled, so scripts and people read the same."""
-    sys.stderr.write(f"confer: {' '.join(line.split())}\n")
-    sys.stderr.flush()
-
-
-def _console(*, stderr: bool = False) -> "Console":
-    """Wrap to the terminal's width on a terminal; elsewhere keep each line whole."""
-    from rich.console import Console
-
-    console = Console(stderr=stderr, highlight=False)
-    if not console.is_terminal:
-        console.soft_wrap = True
-    return console
-
-
-def _progress(err: "Console") -> "Progress":
-    """A progress bar on stderr, shown only on a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=not err.is_terminal,
-        transient=True,
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -237,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
         DatasetError,
         DataDirError,
     )
-    err = _console(stderr=True)
+    err = console(stderr=True)
     try:
         settings = load_settings()
         # The terminal commands show their own progress; per-question log lines are for the service
@@ -245,9 +203,9 @@ def _run(args: argparse.Namespace) -> int:
         quiet = args.command != "serve" and "log_level" not in settings.model_fields_set
         configure_logging("WARNING" if quiet else settings.log_level, settings.log_format)
         if args.command == "eval":
-            return asyncio.run(_eval(settings, args, err))
+            return asyncio.run(run_eval(settings, args, err))
         if args.command == "feedback":
-            return asyncio.run(_feedback(settings, since=args.since, as_json=args.json))
+            return asyncio.run(run_feedback(settings, since=args.since, as_json=args.json))
         config = load_collections(settings.collections_path)
         if args.command == "index":
             return asyncio.run(_index(settings, config, args.names, err))
@@ -298,10 +256,10 @@ async def _index(
             shown = path.relative_to(config.base_dir) if path.is_relative_to(config.base_dir) else path
             say_error(f"skipped {shown.as_posix()}: {reason}")
     backend = build_backend(settings)
-    out = _console()
+    out = console()
     failures = 0
     try:
-        with _progress(err) as progress:
+        with progress_bar(err) as progress:
             # While the bar is drawn, every line goes through its console, above the bar; a line
             # written past it (another console, or straight to the stream) would be drawn over.
             lines = progress.console if progress.live.is_started and out.is_terminal else out
@@ -324,7 +282,7 @@ async def _index(
                 )
                 failures += len(report.failures)
                 for failure in report.failures:
-                    _say_error_via(progress, messages.describe_error(failure))
+                    say_error_via(progress, messages.describe_error(failure))
                 line = messages.index_report(
                     collection.name,
                     documents=report.documents,
@@ -344,154 +302,6 @@ async def _index(
     return EXIT_OK
 
 
-def _say_error_via(progress: "Progress", line: str) -> None:
-    """``say_error`` that does not tear a live progress bar."""
-    if progress.live.is_started:
-        progress.console.print(f"confer: {' '.join(line.split())}", markup=False, highlight=False)
-    else:
-        say_error(line)
-
-
-async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
-    import json
-
-    from bot import messages
-    from bot.errors import DatasetError
-    from bot.evaluation.report import markdown_report, questions_jsonl, write_plots
-    from bot.evaluation.suites import evaluate
-    from retrieval.errors import CollectionsFileError
-
-    if not args.dataset.is_dir():
-        raise DatasetError(f"{args.dataset}: no such folder")
-    if not (args.dataset / "collections.yaml").is_file():
-        raise CollectionsFileError(path=args.dataset / "collections.yaml", problems=["file not found"])
-    if args.limit is not None and args.limit < 1:
-        raise DatasetError("--limit must be at least 1")
-    if args.conversations:
-        return await _eval_conversations(settings, args, err)
-    with _progress(err) as progress:
-        task = progress.add_task("questions", total=None)
-
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        report = await evaluate(
-            args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
-        )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "questions.jsonl").write_text(questions_jsonl(report), encoding="utf-8")
-    report.pop("per_question", None)
-    (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    (args.out / "report.md").write_text(markdown_report(report))
-    try:
-        plots = write_plots(report, args.out)
-    except ImportError:
-        plots = []
-        say_error(messages.PLOTS_SKIPPED)
-    if args.json:
-        summary = {
-            key: report[key]
-            for key in (
-                "overall",
-                "by_type",
-                "baseline",
-                "questions",
-                "not_found",
-                "verdicts",
-                "faithfulness",
-                "followups",
-            )
-        }
-        sys.stdout.write(json.dumps(summary) + "\n")
-    else:
-        _console().print(markdown_report(report), markup=False)
-        files = [args.out / "report.json", args.out / "report.md", args.out / "questions.jsonl", *plots]
-        written = ", ".join(str(p) for p in files)
-        _console().print(f"wrote {written}", markup=False)
-    return EXIT_OK
-
-
-async def _eval_conversations(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
-    import json
-
-    from bot.evaluation.report import conversation_markdown
-    from bot.evaluation.suites import evaluate_conversations
-
-    with _progress(err) as progress:
-        task = progress.add_task("conversations", total=None)
-
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        report = await evaluate_conversations(
-            args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
-        )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "conversations.json").write_text(json.dumps(report, indent=2) + "\n")
-    (args.out / "conversations.md").write_text(conversation_markdown(report))
-    if args.json:
-        sys.stdout.write(json.dumps({key: report[key] for key in ("overall", "by_type")}) + "\n")
-    else:
-        _console().print(conversation_markdown(report), markup=False)
-        _console().print(
-            f"wrote {args.out / 'conversations.json'}, {args.out / 'conversations.md'}", markup=False
-        )
-    return EXIT_OK
-
-
-async def _feedback(settings: "ConferSettings", *, since: float | None, as_json: bool) -> int:
-    """``confer feedback``: the votes, oldest first, a few lines each (or JSON)."""
-    import json
-    import logging
-    from datetime import UTC, datetime
-
-    from rich.text import Text
-
-    from bot.chat.feedback import FeedbackUnavailableError, build_feedback_store, json_printable, printable
-    from bot.settings import SettingsError
-
-    # The pool retries a database that does not answer with a WARNING each time; the command says
-    # it once, in its own line.
-    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
-    url = settings.database_url.get_secret_value() if settings.database_url else None
-    try:
-        store = await build_feedback_store(
-            data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
-        )
-    except FeedbackUnavailableError as exc:
-        raise SettingsError([str(exc)]) from None
-    try:
-        votes = await store.votes(since=since)
-    finally:
-        await store.close()
-    if as_json:
-        listed = json.dumps({"votes": [v.as_json() for v in votes]}, ensure_ascii=False)
-        sys.stdout.write(json_printable(listed) + "\n")
-        return EXIT_OK
-    out = _console()
-    if not votes:
-        out.print("No votes yet." if since is None else "No votes since then.")
-        return EXIT_OK
-    for vote in votes:  # every stored text escaped: a comment may carry terminal escape sequences
-        answer = " ".join(vote.answer.split())
-        when = datetime.fromtimestamp(vote.at, UTC)
-        head = (
-            f"{when:%Y-%m-%d %H:%M} UTC  {'👍' if vote.vote == 'up' else '👎'}  "
-            f"question {vote.question_id}  {vote.platform} {vote.workspace} {vote.channel}  "
-            f"in {', '.join(vote.collections) or '-'}"
-        )
-        out.print(Text(printable(head), style="bold"))
-        if vote.reason:
-            reason = f"  reason: {vote.reason}" + (f": {vote.comment}" if vote.comment else "")
-            out.print(Text(printable(reason)))
-        shown = f"  answer: {answer[:300]}{'…' if len(answer) > 300 else ''}" if answer else "  answer: -"
-        out.print(Text(printable(shown)))
-        out.print(Text(printable(f"  passages: {', '.join(vote.passage_ids) or '-'}")))
-    ups = sum(1 for v in votes if v.vote == "up")
-    out.print(f"{len(votes)} votes: {ups} 👍, {len(votes) - ups} 👎")
-    return EXIT_OK
-
-
 async def _collections(settings: "ConferSettings", config: "CollectionsConfig") -> int:
     from rich.text import Text
 
@@ -499,7 +309,7 @@ async def _collections(settings: "ConferSettings", config: "CollectionsConfig") 
     from bot.wiring import build_backend
 
     backend = build_backend(settings)
-    out = _console()
+    out = console()
     rows = []
     try:
         for collection in config.collections:
@@ -606,7 +416,7 @@ async def _ask_once(
     from graph import AnswerReady, ProgressEvent
 
     question = question or service.make_question(text, extra_targets=extra)
-    out = _console()
+    out = console()
     view = None if as_json else ProgressView(err, service.config, answers=out)
     seconds = 0.0
 
@@ -647,7 +457,7 @@ def _interactive(
     from bot.errors import EmptyQuestionError
     from graph import CollectionAccessError
 
-    out = _console()
+    out = console()
     err.print(Text(messages.terminal_welcome(service.config.names)))
     conversations = Conversations(memory=build_local_memory(), metrics=service.metrics)
     conversation = 1
