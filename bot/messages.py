@@ -31,7 +31,7 @@ DIRECT_REPLIES: dict[QuestionKind, str] = {
     "help": USAGE,
 }
 
-EMPTY_QUESTION = "Please ask a question: the text was empty."
+EMPTY_QUESTION = 'Please ask a question in words, for example: confer ask "How long is parental leave?"'
 NOTHING_FOUND = (
     "I found nothing about that in {collections}. Try other words, or name a collection with in:NAME."
 )
@@ -59,9 +59,28 @@ LANGUAGE_NAMES = {
     "sv": "Swedish",
 }
 NOTHING_SEARCHED = "No collection could be searched, so there is no answer."
+
+
+def not_indexed_yet(titles: Sequence[str]) -> str:
+    """``confer ask`` before ``confer index``: nothing could be searched, and what to run."""
+    return (
+        f"Nothing to search yet: {', '.join(titles)} not indexed. Run `confer index` first, then ask again."
+    )
+
+
+def partly_indexed(titles: Sequence[str]) -> str:
+    """Under a partial answer in the terminal: the collections it lacks because they were never indexed."""
+    them = "it" if len(titles) == 1 else "them"
+    return f"{', '.join(titles)} not indexed yet: run `confer index` to search {them} too."
+
+
 INTERRUPTED = "I was interrupted before I could finish. Please ask again."
 TIMED_OUT = "That took longer than the time allowed, so I stopped. Please try again or narrow the question."
 UNEXPECTED = "Something went wrong on my side while answering. Please try again."
+PLOTS_SKIPPED = (
+    "plots skipped: matplotlib is not installed; in this checkout `make eval` installs it "
+    "(or run .venv/bin/pip install -e '.[eval]')"
+)
 
 STATUS_LABELS: dict[FindingStatus, str] = {
     "ok": "done",

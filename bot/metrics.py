@@ -1,4 +1,6 @@
-"""All Prometheus metrics (DESIGN §9), built per process into their own registry."""
+"""All Prometheus metrics, built per process into their own registry. README's Operate table lists
+each with its labels (a test keeps the two the same); the alert rules and the dashboard under
+``deploy/`` query them."""
 
 import collections
 from dataclasses import dataclass

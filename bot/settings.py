@@ -1,5 +1,8 @@
-"""Settings from the environment and ``.env`` (DESIGN §6), validated once at start-up."""
+"""Settings from the environment and ``.env``, validated once at start-up: one ``SettingsError``
+names every bad variable (a mistyped name in ``.env`` with the setting it was probably meant to
+be), never a secret's value."""
 
+import difflib
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -241,14 +244,42 @@ _FIELD_TO_ENV = {
 }
 
 
+_ENV_NAME = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*=", re.MULTILINE)
+
+
+def unknown_names(env_file: Path) -> list[str]:
+    """Names in ``env_file`` that look meant for Confer but are none of its settings: every
+    ``CONFER_…`` name, and any name close to a setting's (``SLACK_BOT_TOKN``), each with a
+    "did you mean" where one is close. Other names (for Docker Compose, say) are left alone."""
+    known = sorted(_FIELD_TO_ENV.values())
+    problems = []
+    try:
+        text = env_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []  # reading it is pydantic-settings' part, and its error
+    for name in dict.fromkeys(_ENV_NAME.findall(text)):
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        if close:
+            problems.append(f"{name} (in {env_file}): not a setting; did you mean {close[0]}?")
+        elif name.startswith("CONFER_"):
+            problems.append(f"{name} (in {env_file}): not a setting (README, Configuration, lists them)")
+    return problems
+
+
 def load_settings(env_file: str | None = ".env") -> ConferSettings:
     """Read and validate settings, raising ``SettingsError`` that names each bad variable."""
+    problems = unknown_names(Path(env_file)) if env_file and Path(env_file).is_file() else []
     try:
-        return ConferSettings(_env_file=env_file)
+        settings = ConferSettings(_env_file=env_file)
     except ValidationError as exc:
-        problems = []
         for error in exc.errors(include_input=False, include_url=False):
-            message = error["msg"].removeprefix("Value error, ")
+            message = error["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+            if error["type"] in ("int_parsing", "float_parsing", "bool_parsing"):
+                message = {"int": "must be a whole number", "float": "must be a number"}.get(
+                    error["type"].split("_")[0], "must be true or false"
+                )
             if not error["loc"]:  # a check across variables names them itself
                 problems.append(message)
                 continue
@@ -256,3 +287,6 @@ def load_settings(env_file: str | None = ".env") -> ConferSettings:
             name = _FIELD_TO_ENV.get(field, field)
             problems.append(f"{name}: {message}")
         raise SettingsError(problems) from None
+    if problems:
+        raise SettingsError(problems)
+    return settings

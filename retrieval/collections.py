@@ -1,8 +1,10 @@
 """The collections file: which collections exist, where their sources are, and its ``channels:``
 section as written (``bot.chat.access`` decides what it means for a place)."""
 
+import difflib
 import glob
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +105,19 @@ def load_collections(path: Path) -> CollectionsConfig:
 
 
 def describe_validation_errors(exc: ValidationError) -> list[str]:
-    """Field path and message for each error, never the offending input value."""
+    """Field path and message for each error in Confer's words; an input is shown only where it is
+    a name to correct (a collection name, an unknown key)."""
     problems = []
-    errors = exc.errors(include_input=False, include_url=False)
+    errors = exc.errors(include_url=False)
+    suggested = {
+        (*error["loc"][:-1], hint)
+        for error in errors
+        if error["type"] == "extra_forbidden"
+        for hint in difflib.get_close_matches(str(error["loc"][-1]), _known_keys(error["loc"]), 1, 0.6)
+    }
     for error in errors:
+        if error["type"] == "missing" and error["loc"] in suggested:
+            continue  # said by the mistyped key's "did you mean"
         nested = [
             e
             for e in errors
@@ -115,9 +126,43 @@ def describe_validation_errors(exc: ValidationError) -> list[str]:
         if error["type"] == "too_short" and nested:
             continue  # "at least one item" only because the items themselves failed
         location = ".".join(str(part) for part in error["loc"]) or "file"
-        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        problems.append(f"{location}: {message}")
+        problems.append(f"{location}: {_problem(error['type'], error['loc'], error['msg'], error['input'])}")
     return problems
+
+
+def _problem(kind: str, loc: tuple[int | str, ...], message: str, value: object) -> str:
+    if kind == "extra_forbidden":
+        return "unknown key" + did_you_mean(str(loc[-1]), _known_keys(loc))
+    if kind == "missing":
+        return "missing (it is required)"
+    if kind == "string_pattern_mismatch" and loc[-1] == "name":
+        slug = re.sub(r"[^a-z0-9_-]+", "-", str(value).strip().lower()).strip("-_")[:63]
+        example = f" (for example '{slug}')" if re.fullmatch(NAME_PATTERN, slug) else ""
+        return (
+            f"'{value}' is not a collection name: lowercase letters, digits, '-' and '_', starting "
+            f"with a letter or digit, at most 63 characters{example}"
+        )
+    if kind == "too_short" and loc[-1] == "sources":
+        return "needs at least one file, folder or glob"
+    if kind == "too_short" and loc[-1] == "collections":
+        return "needs at least one collection"
+    if kind == "string_too_short":
+        return "must not be empty"
+    return message.removeprefix("Value error, ").replace("Input should be", "must be")
+
+
+def _known_keys(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys allowed where an unknown key ``loc`` was found."""
+    if len(loc) == 1:
+        return ["collections", "channels"]
+    model: type[BaseModel] = Collection if loc[0] == "collections" else ChannelPolicy
+    return list(model.model_fields)
+
+
+def did_you_mean(word: str, known: Sequence[str]) -> str:
+    """`` (did you mean 'title'?)`` for the closest of ``known``, or nothing when none is close."""
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _consistency_problems(config: CollectionsConfig) -> list[str]:
@@ -134,7 +179,8 @@ def _consistency_problems(config: CollectionsConfig) -> list[str]:
     for channel, policy in config.channels.items():
         for name in policy.allow + policy.default:
             if name not in seen:
-                problems.append(f"channels.{channel}: unknown collection '{name}'")
+                hint = did_you_mean(name, sorted(seen))
+                problems.append(f"channels.{channel}: unknown collection '{name}'{hint}")
         for name in policy.default:
             if name in seen and name not in policy.allow:
                 problems.append(f"channels.{channel}: default '{name}' is not in allow")

@@ -104,6 +104,15 @@ class Voted:
     explained: bool = False  # a reason came with the vote, and it was kept
 
 
+def _log_refused_place(message: Message) -> None:
+    """The id of a place the ``channels:`` section does not let use Confer, as that section spells
+    it: how an operator finds a Slack channel's or a Teams conversation's id to add it."""
+    logger.info(
+        "refused: this place is not in the channels section",
+        extra={"surface": message.surface, "place": message.place},
+    )
+
+
 @dataclass
 class Intake:
     service: ResearchService
@@ -132,6 +141,7 @@ class Intake:
         if message.commands and word == "list":
             listing = self.listing(message.place, neutralize)
             if isinstance(listing, PlaceDeniedError):
+                _log_refused_place(message)
                 return Taken("listing", refusal=listing)
             return Taken("listing", text=listing)
         try:
@@ -142,6 +152,8 @@ class Intake:
             return Taken("usage")
         except CollectionAccessError as error:
             self.service.record_rejected(message.surface)
+            if isinstance(error, PlaceDeniedError):
+                _log_refused_place(message)
             return Taken("refused", refusal=error)
         if message.once and not await self.first(message.once):
             return Taken("already_asked")

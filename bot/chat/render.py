@@ -114,7 +114,8 @@ def plain_answer(answer: Answer, config: CollectionsConfig) -> str:
 
 
 def answer_json(answer: Answer, config: CollectionsConfig, seconds: float) -> dict[str, Any]:
-    """The ``confer ask --json`` object (DESIGN §7)."""
+    """The ``confer ask --json`` object: the answer as plain text, its mode, whether it was found, one
+    citation per ``[n]``, each collection's status, and every research round (README, Command line)."""
     return {
         "answer": plain_answer(answer, config),
         "mode": "llm" if answer.mode == "llm" else "extractive",

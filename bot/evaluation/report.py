@@ -275,7 +275,7 @@ def faithfulness_markdown(faithfulness: dict[str, Any]) -> list[str]:
 
 def write_plots(report: dict[str, Any], out: Path) -> list[Path]:
     """Recall@k for Confer against the baseline by question type, and the latency distribution.
-    Needs matplotlib (``pip install confer[eval]``); returns the files written."""
+    Needs matplotlib (the ``eval`` extra: ``make eval`` installs it); returns the files written."""
     import matplotlib
 
     matplotlib.use("Agg")

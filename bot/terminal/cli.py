@@ -1,5 +1,8 @@
-"""``confer`` command line (DESIGN §7). Exit 0 on success, 2 for bad input or configuration,
-1 for anything else; errors are one clear line on stderr."""
+"""``confer`` command line: ``index``, ``ask``, ``collections``, ``serve``, ``eval`` and ``feedback``.
+
+Answers go to stdout; progress, logs and errors to stderr. Exit 0 on success; 2 for bad input or
+configuration, including a question with no words in it and a question asked before anything was
+indexed; 1 for anything else. Each error is one line on stderr that says what to do next."""
 
 import argparse
 import contextlib
@@ -8,6 +11,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.terminal.output import console, progress_bar, say_error, say_error_via
+from bot.terminal.reports import parse_since, run_eval, run_feedback
+
 # Only argparse loads before the arguments are parsed: `confer --help` and usage errors answer at
 # once, and each command imports what it uses (the graph only for `ask`/`eval`/`serve`, ingestion only
 # for `index`, the Elasticsearch client only with ELASTICSEARCH_URL).
@@ -15,7 +21,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from rich.console import Console
-    from rich.progress import Progress, TaskID
+    from rich.progress import TaskID
 
     from bot.chat.conversations import Conversations
     from bot.chat.memory import ThreadKey
@@ -134,49 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_since(text: str) -> float:
-    """``YYYY-MM-DD`` (midnight UTC) or an ISO 8601 time (UTC unless it names its offset), as Unix
-    time; raises ``ValueError`` with a message for people."""
-    from datetime import UTC, datetime
+def has_words(text: str) -> bool:
+    """Whether a question says anything once its ``in:`` targets are taken out: a letter or a digit.
+    Emoji and punctuation alone ("🤔", "?!") are asked like an empty question."""
+    from graph import extract_targets
 
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(f"--since: {text!r} is not a date; use YYYY-MM-DD or an ISO time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
-def say_error(line: str) -> None:
-    """One line on stderr, never wrapped or styled, so scripts and people read the same."""
-    sys.stderr.write(f"confer: {' '.join(line.split())}\n")
-    sys.stderr.flush()
-
-
-def _console(*, stderr: bool = False) -> "Console":
-    """Wrap to the terminal's width on a terminal; elsewhere keep each line whole."""
-    from rich.console import Console
-
-    console = Console(stderr=stderr, highlight=False)
-    if not console.is_terminal:
-        console.soft_wrap = True
-    return console
-
-
-def _progress(err: "Console") -> "Progress":
-    """A progress bar on stderr, shown only on a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=not err.is_terminal,
-        transient=True,
-    )
+    remaining, _ = extract_targets(text)
+    return any(character.isalnum() for character in remaining)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -225,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
         DatasetError,
         DataDirError,
     )
-    err = _console(stderr=True)
+    err = console(stderr=True)
     try:
         settings = load_settings()
         # The terminal commands show their own progress; per-question log lines are for the service
@@ -233,9 +203,9 @@ def _run(args: argparse.Namespace) -> int:
         quiet = args.command != "serve" and "log_level" not in settings.model_fields_set
         configure_logging("WARNING" if quiet else settings.log_level, settings.log_format)
         if args.command == "eval":
-            return asyncio.run(_eval(settings, args, err))
+            return asyncio.run(run_eval(settings, args, err))
         if args.command == "feedback":
-            return asyncio.run(_feedback(settings, since=args.since, as_json=args.json))
+            return asyncio.run(run_feedback(settings, since=args.since, as_json=args.json))
         config = load_collections(settings.collections_path)
         if args.command == "index":
             return asyncio.run(_index(settings, config, args.names, err))
@@ -265,6 +235,8 @@ def _run(args: argparse.Namespace) -> int:
 async def _index(
     settings: "ConferSettings", config: "CollectionsConfig", names: list[str], err: "Console"
 ) -> int:
+    import logging
+
     from bot import messages
     from bot.wiring import build_backend
     from graph import CollectionAccessError
@@ -272,6 +244,8 @@ async def _index(
     from retrieval.errors import IndexingError
     from retrieval.ingest.pipeline import index_collection
 
+    # Each skipped file is said below in one line of its own; the pipeline's log line would repeat it.
+    logging.getLogger("retrieval.ingest.pipeline").setLevel(logging.ERROR)
     unknown = [n for n in names if config.get(n) is None]
     if unknown:
         raise CollectionAccessError(unknown=tuple(unknown), forbidden=(), allowed=config.names)
@@ -282,10 +256,10 @@ async def _index(
             shown = path.relative_to(config.base_dir) if path.is_relative_to(config.base_dir) else path
             say_error(f"skipped {shown.as_posix()}: {reason}")
     backend = build_backend(settings)
-    out = _console()
+    out = console()
     failures = 0
     try:
-        with _progress(err) as progress:
+        with progress_bar(err) as progress:
             # While the bar is drawn, every line goes through its console, above the bar; a line
             # written past it (another console, or straight to the stream) would be drawn over.
             lines = progress.console if progress.live.is_started and out.is_terminal else out
@@ -308,7 +282,7 @@ async def _index(
                 )
                 failures += len(report.failures)
                 for failure in report.failures:
-                    _say_error_via(progress, messages.describe_error(failure))
+                    say_error_via(progress, messages.describe_error(failure))
                 line = messages.index_report(
                     collection.name,
                     documents=report.documents,
@@ -328,153 +302,6 @@ async def _index(
     return EXIT_OK
 
 
-def _say_error_via(progress: "Progress", line: str) -> None:
-    """``say_error`` that does not tear a live progress bar."""
-    if progress.live.is_started:
-        progress.console.print(f"confer: {' '.join(line.split())}", markup=False, highlight=False)
-    else:
-        say_error(line)
-
-
-async def _eval(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
-    import json
-
-    from bot.errors import DatasetError
-    from bot.evaluation.report import markdown_report, questions_jsonl, write_plots
-    from bot.evaluation.suites import evaluate
-    from retrieval.errors import CollectionsFileError
-
-    if not args.dataset.is_dir():
-        raise DatasetError(f"{args.dataset}: no such folder")
-    if not (args.dataset / "collections.yaml").is_file():
-        raise CollectionsFileError(path=args.dataset / "collections.yaml", problems=["file not found"])
-    if args.limit is not None and args.limit < 1:
-        raise DatasetError("--limit must be at least 1")
-    if args.conversations:
-        return await _eval_conversations(settings, args, err)
-    with _progress(err) as progress:
-        task = progress.add_task("questions", total=None)
-
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        report = await evaluate(
-            args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
-        )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "questions.jsonl").write_text(questions_jsonl(report), encoding="utf-8")
-    report.pop("per_question", None)
-    (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    (args.out / "report.md").write_text(markdown_report(report))
-    try:
-        plots = write_plots(report, args.out)
-    except ImportError:
-        plots = []
-        say_error("plots skipped: matplotlib is not installed (pip install 'confer[eval]')")
-    if args.json:
-        summary = {
-            key: report[key]
-            for key in (
-                "overall",
-                "by_type",
-                "baseline",
-                "questions",
-                "not_found",
-                "verdicts",
-                "faithfulness",
-                "followups",
-            )
-        }
-        sys.stdout.write(json.dumps(summary) + "\n")
-    else:
-        _console().print(markdown_report(report), markup=False)
-        files = [args.out / "report.json", args.out / "report.md", args.out / "questions.jsonl", *plots]
-        written = ", ".join(str(p) for p in files)
-        _console().print(f"wrote {written}", markup=False)
-    return EXIT_OK
-
-
-async def _eval_conversations(settings: "ConferSettings", args: argparse.Namespace, err: "Console") -> int:
-    import json
-
-    from bot.evaluation.report import conversation_markdown
-    from bot.evaluation.suites import evaluate_conversations
-
-    with _progress(err) as progress:
-        task = progress.add_task("conversations", total=None)
-
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        report = await evaluate_conversations(
-            args.dataset, split=args.split, settings=settings, limit=args.limit, progress=advance
-        )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "conversations.json").write_text(json.dumps(report, indent=2) + "\n")
-    (args.out / "conversations.md").write_text(conversation_markdown(report))
-    if args.json:
-        sys.stdout.write(json.dumps({key: report[key] for key in ("overall", "by_type")}) + "\n")
-    else:
-        _console().print(conversation_markdown(report), markup=False)
-        _console().print(
-            f"wrote {args.out / 'conversations.json'}, {args.out / 'conversations.md'}", markup=False
-        )
-    return EXIT_OK
-
-
-async def _feedback(settings: "ConferSettings", *, since: float | None, as_json: bool) -> int:
-    """``confer feedback``: the votes, oldest first, a few lines each (or JSON)."""
-    import json
-    import logging
-    from datetime import UTC, datetime
-
-    from rich.text import Text
-
-    from bot.chat.feedback import FeedbackUnavailableError, build_feedback_store, json_printable, printable
-    from bot.settings import SettingsError
-
-    # The pool retries a database that does not answer with a WARNING each time; the command says
-    # it once, in its own line.
-    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
-    url = settings.database_url.get_secret_value() if settings.database_url else None
-    try:
-        store = await build_feedback_store(
-            data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
-        )
-    except FeedbackUnavailableError as exc:
-        raise SettingsError([str(exc)]) from None
-    try:
-        votes = await store.votes(since=since)
-    finally:
-        await store.close()
-    if as_json:
-        listed = json.dumps({"votes": [v.as_json() for v in votes]}, ensure_ascii=False)
-        sys.stdout.write(json_printable(listed) + "\n")
-        return EXIT_OK
-    out = _console()
-    if not votes:
-        out.print("No votes yet." if since is None else "No votes since then.")
-        return EXIT_OK
-    for vote in votes:  # every stored text escaped: a comment may carry terminal escape sequences
-        answer = " ".join(vote.answer.split())
-        when = datetime.fromtimestamp(vote.at, UTC)
-        head = (
-            f"{when:%Y-%m-%d %H:%M} UTC  {'👍' if vote.vote == 'up' else '👎'}  "
-            f"question {vote.question_id}  {vote.platform} {vote.workspace} {vote.channel}  "
-            f"in {', '.join(vote.collections) or '-'}"
-        )
-        out.print(Text(printable(head), style="bold"))
-        if vote.reason:
-            reason = f"  reason: {vote.reason}" + (f": {vote.comment}" if vote.comment else "")
-            out.print(Text(printable(reason)))
-        shown = f"  answer: {answer[:300]}{'…' if len(answer) > 300 else ''}" if answer else "  answer: -"
-        out.print(Text(printable(shown)))
-        out.print(Text(printable(f"  passages: {', '.join(vote.passage_ids) or '-'}")))
-    ups = sum(1 for v in votes if v.vote == "up")
-    out.print(f"{len(votes)} votes: {ups} 👍, {len(votes) - ups} 👎")
-    return EXIT_OK
-
-
 async def _collections(settings: "ConferSettings", config: "CollectionsConfig") -> int:
     from rich.text import Text
 
@@ -482,7 +309,7 @@ async def _collections(settings: "ConferSettings", config: "CollectionsConfig") 
     from bot.wiring import build_backend
 
     backend = build_backend(settings)
-    out = _console()
+    out = console()
     rows = []
     try:
         for collection in config.collections:
@@ -534,15 +361,40 @@ def _ask(
     async def start() -> "ResearchService":
         return build_service(settings, config=config)
 
+    from bot import messages
+    from bot.errors import EmptyQuestionError
+
+    if text is not None and not has_words(text):
+        raise EmptyQuestionError("no words")  # before the index and the model are loaded
     extra = [t.strip().lower() for t in targets.split(",") if t.strip()]
     with asyncio.Runner() as runner:
         service = runner.run(start())
         try:
+            # What was asked is checked first (an unknown collection is bad input, indexed or not).
+            question = service.make_question(text, extra_targets=extra) if text is not None else None
+            if runner.run(_nothing_indexed(service)):
+                say_error(messages.not_indexed_yet([c.title for c in config.collections]))
+                return EXIT_USAGE
             if text is not None:
-                return runner.run(_ask_once(service, text, extra, as_json, err))
+                return runner.run(_ask_once(service, text, extra, as_json, err, question=question))
             return _interactive(runner, service, extra, err, settings.data_dir / HISTORY_FILE)
         finally:
             runner.run(service.close())
+
+
+async def _nothing_indexed(service: "ResearchService") -> bool:
+    """Whether no collection has an index yet: asking then can only fail, and `confer index` is
+    what to run (one not indexed among others is named under the answer instead). An index that
+    cannot be read is no answer here: the question goes on, and its collections report it."""
+    from retrieval.errors import ConferError
+
+    for collection in service.config.collections:
+        try:
+            if await service.backend.stats(collection) is not None:
+                return False
+        except ConferError:
+            return False
+    return True
 
 
 async def _ask_once(
@@ -558,13 +410,13 @@ async def _ask_once(
     import json
 
     from bot import messages
-    from bot.chat.render import answer_json
+    from bot.chat.render import answer_json, collection_title
     from bot.chat.service import QuestionTimeoutError
     from bot.terminal.surface import ProgressView, render_answer
     from graph import AnswerReady, ProgressEvent
 
     question = question or service.make_question(text, extra_targets=extra)
-    out = _console()
+    out = console()
     view = None if as_json else ProgressView(err, service.config, answers=out)
     seconds = 0.0
 
@@ -582,12 +434,15 @@ async def _ask_once(
             view.stop()
         say_error(messages.TIMED_OUT)
         return EXIT_ERROR
+    unindexed = [o.name for o in answer.outcomes if o.status == "failed" and o.reason == "not indexed"]
     if on_answer is not None:
         await on_answer(answer)
     if as_json:
         sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
     else:
         out.print(render_answer(answer, service.config, seconds, shown=view.sentences_shown if view else 0))
+    if unindexed:  # a partial answer: its note says which were not searched; here, what to do
+        say_error(messages.partly_indexed([collection_title(service.config, n) for n in unindexed]))
     return EXIT_OK
 
 
@@ -602,7 +457,7 @@ def _interactive(
     from bot.errors import EmptyQuestionError
     from graph import CollectionAccessError
 
-    out = _console()
+    out = console()
     err.print(Text(messages.terminal_welcome(service.config.names)))
     conversations = Conversations(memory=build_local_memory(), metrics=service.metrics)
     conversation = 1
@@ -631,6 +486,9 @@ def _interactive(
         if word in ("list", "/list"):
             out.print(Text(_collections_list(service)))
             out.print()
+            continue
+        if not has_words(line):
+            say_error(messages.EMPTY_QUESTION)
             continue
         key = ThreadKey("cli", "local", "terminal", str(conversation))
         try:

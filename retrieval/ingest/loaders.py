@@ -94,6 +94,8 @@ def _load_file(path: Path, source: str) -> list[Document]:
         raise DocumentLoadError(path=path, reason="not UTF-8 text") from None
     except OSError as exc:
         raise DocumentLoadError(path=path, reason=f"cannot read ({exc.strerror or 'I/O error'})") from None
+    if "\x00" in text:  # valid UTF-8, but no text file holds NUL bytes: binary data under a text name
+        raise DocumentLoadError(path=path, reason="not a text file (binary data)")
     if suffix == ".jsonl":
         return _load_jsonl(path, text, source)
     if suffix in (".html", ".htm"):

@@ -173,7 +173,11 @@ def test_kubernetes_manifests_validate_and_reference_what_exists(tmp_path: Path)
     assert "Secret" not in kinds  # `kubectl apply -f deploy/k8s/` must not overwrite the real one
     [secret] = _documents(DEPLOY / "k8s/examples/secret.example.yaml")
     assert set(secret["stringData"]) <= SETTINGS_VARIABLES
-    assert container["envFrom"][0]["secretRef"]["name"] == secret["metadata"]["name"]
+    assert container["envFrom"][-1]["secretRef"]["name"] == secret["metadata"]["name"]
+    [shared] = documents["settings.yaml"]
+    assert set(shared["data"]) <= SETTINGS_VARIABLES
+    assert container["envFrom"][0]["configMapRef"]["name"] == shared["metadata"]["name"]
+    env |= shared["data"]
     [configmap] = documents["configmap.yaml"]
     volumes = {v["name"]: v for v in spec["volumes"]}
     assert volumes["collections"]["configMap"]["name"] == configmap["metadata"]["name"]
@@ -184,7 +188,7 @@ def test_kubernetes_manifests_validate_and_reference_what_exists(tmp_path: Path)
     [index] = job["spec"]["template"]["spec"]["containers"]
     [check] = job["spec"]["template"]["spec"]["initContainers"]
     assert check["image"] == index["image"] == container["image"]
-    assert index["args"] == ["index"] and {e["name"] for e in index["env"]} <= SETTINGS_VARIABLES
+    assert index["args"] == ["index"] and {e["name"] for e in index.get("env", [])} <= SETTINGS_VARIABLES
     [claim] = documents["pvc-docs.yaml"]
     job_volumes = {v["name"]: v for v in job["spec"]["template"]["spec"]["volumes"]}
     assert job_volumes["docs"]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
@@ -209,7 +213,7 @@ def test_compose_validates_and_references_what_exists() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    compose = _compose()
     services = compose["services"]
     assert {"elasticsearch", "redis", "index", "confer", "prometheus", "grafana"} <= set(services)
     assert services["confer"]["depends_on"]["index"]["condition"] == "service_completed_successfully"
@@ -333,7 +337,7 @@ def test_no_example_or_manifest_sets_a_relative_data_dir() -> None:
     assert PurePosixPath(image_env["CONFER_DATA_DIR"]).is_absolute()
     assert not PurePosixPath(image_env["CONFER_DATA_DIR"]).is_relative_to(workdir)
     values = [_env_example().get("CONFER_DATA_DIR")]
-    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    compose = _compose()
     values += [
         service.get("environment", {}).get("CONFER_DATA_DIR") for service in compose["services"].values()
     ]
@@ -343,6 +347,8 @@ def test_no_example_or_manifest_sets_a_relative_data_dir() -> None:
             values.append(_env_names(container).get("CONFER_DATA_DIR", {}).get("value"))
     [secret] = _k8s("examples/secret.example.yaml")
     values.append(secret["stringData"].get("CONFER_DATA_DIR"))
+    [shared] = _k8s("settings.yaml")
+    values.append(shared["data"].get("CONFER_DATA_DIR"))
     assert [v for v in values if v is not None and not PurePosixPath(v).is_absolute()] == []
 
 
@@ -360,7 +366,7 @@ def test_more_than_one_replica_shares_thread_memory_through_database_url() -> No
     assert source["name"] == secret["metadata"]["name"] and source["key"] in secret["stringData"]
     assert secret["stringData"][source["key"]].startswith("postgresql://")
     # Compose runs one bot: its SQLite memory lives on a volume at the image's data folder.
-    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    compose = _compose()
     confer = compose["services"]["confer"]
     assert confer.get("deploy", {}).get("replicas", 1) == 1 or "DATABASE_URL" in confer["environment"]
     image_env, _ = _image_env()
@@ -404,7 +410,7 @@ def test_llm_model_is_set_wherever_llm_api_key_is() -> None:
     sources: list[set[str]] = []
     [secret] = _k8s("examples/secret.example.yaml")
     sources.append({k for k, v in secret["stringData"].items() if v})
-    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    compose = _compose()
     sources += [set(service.get("environment", {})) for service in compose["services"].values()]
     for path in ("deployment.yaml", "index/job-index.yaml"):
         [manifest] = _k8s(path)
@@ -469,7 +475,7 @@ def test_the_containers_environment_keeps_its_data_in_the_images_folder(
     working folder: the data goes to the image's data folder (here under tmp_path) and nothing is
     written to the working folder, which the container's user (uid 10001) cannot write."""
     image_env, _ = _image_env()
-    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    compose = _compose()
     service_env = compose["services"]["confer"]["environment"]
     effective = image_env | {k: v for k, v in _env_example().items() if v is not None} | service_env
     assert effective["CONFER_DATA_DIR"] == image_env["CONFER_DATA_DIR"]  # nothing overrides it
@@ -544,3 +550,121 @@ def _writable(folder: Path) -> bool:
         return False
     (folder / ".probe").rmdir()
     return True
+
+
+# Your own documents, and the indexer reading the settings the bot reads.
+
+_INDEX_RELEVANT = ("ELASTICSEARCH_", "EMBEDDINGS_", "CONFER_EMBEDDINGS", "CONFER_COLLECTIONS")
+
+
+def _compose(env: dict[str, str] | None = None) -> dict[str, Any]:
+    """deploy/compose.yaml as Compose reads it, ``${NAME:-default}`` taken from ``env``."""
+    text = (DEPLOY / "compose.yaml").read_text()
+    interpolated = re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: (env or {}).get(m[1]) or m[2], text)
+    loaded: dict[str, Any] = yaml.safe_load(interpolated)
+    return loaded
+
+
+def test_the_indexer_reads_the_settings_the_bot_reads() -> None:
+    """Embedding or Elasticsearch settings in .env, or in the Kubernetes ConfigMap and Secret, reach
+    the indexer as they reach the bot: an index built one way is never searched another way."""
+    services = _compose()["services"]
+    index, bot = services["index"], services["confer"]
+    assert index["env_file"] == bot["env_file"] and index["env_file"][0]["path"] == "../.env"
+    for name in {*index["environment"], *bot["environment"]}:
+        if name.startswith(_INDEX_RELEVANT):
+            assert index["environment"].get(name) == bot["environment"].get(name), name
+    assert [v for v in index["volumes"] if ":/config" in v] == [v for v in bot["volumes"] if ":/config" in v]
+    [deployment] = _k8s("deployment.yaml")
+    [job] = _k8s("index/job-index.yaml")
+    [serving] = deployment["spec"]["template"]["spec"]["containers"]
+    [indexing] = job["spec"]["template"]["spec"]["containers"]
+    assert indexing["envFrom"] == serving["envFrom"]
+    assert {ref.get("configMapRef", {}).get("name") for ref in serving["envFrom"]} >= {"confer-settings"}
+    for container in (serving, indexing):  # nothing per workload that could make them differ
+        assert not [n for n in _env_names(container) if n.startswith(_INDEX_RELEVANT)], container["name"]
+    [settings] = _k8s("settings.yaml")
+    assert settings["data"]["CONFER_COLLECTIONS"] == "/config/collections.yaml"
+
+
+def test_compose_indexes_a_documents_folder_you_mount_and_the_bot_answers_from_it(tmp_path: Path) -> None:
+    """DOCUMENTS_DIR, as README says: a folder with a collections.yaml and the documents it names.
+    Outside Docker, each service's /config is that folder and its environment is the service's."""
+    handbook = tmp_path / "handbook"
+    (handbook / "policies").mkdir(parents=True)
+    (handbook / "collections.yaml").write_text(
+        "collections:\n  - name: handbook\n    title: Our handbook\n    sources: [policies/**/*.md]\n"
+    )
+    (handbook / "policies/sabbatical.md").write_text(
+        "# Sabbatical\n\nAfter five years with us, anyone may take a three-month paid sabbatical.\n"
+    )
+    default = _compose()["services"]["index"]["volumes"][0].split(":")[0]
+    assert (DEPLOY / default).resolve() == ROOT and (ROOT / "collections.yaml").is_file()  # the samples
+    services = _compose({"DOCUMENTS_DIR": str(handbook)})["services"]
+    image_env, _ = _image_env()
+    root = tmp_path / "container"
+    (root / "app").mkdir(parents=True)
+    data = tmp_path / "index"  # the search index both services reach (Elasticsearch, in Compose)
+    for name, args in (("index", ["index"]), ("confer", ["ask", "how long is a sabbatical?", "--json"])):
+        service = services[name]
+        [mount] = [v for v in service["volumes"] if v.split(":")[1] == "/config"]
+        source = Path(mount.split(":")[0])
+        assert source == handbook, name
+        env = {
+            k: str(v).replace("/config/", f"{source}/")
+            for k, v in (image_env | service["environment"]).items()
+            if not k.startswith(("ELASTICSEARCH_", "REDIS_"))
+        }
+        env |= {
+            "CONFER_DATA_DIR": str(data),
+            "CONFER_EMBEDDINGS": "off",
+            "PATH": os.environ["PATH"],
+            "PYTHONPATH": str(ROOT),
+        }
+        result = subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            cwd=root / "app",
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert "three-month paid sabbatical" in answer["answer"]
+    assert [c["url"] for c in answer["citations"]] == ["policies/sabbatical.md"]
+
+
+def test_kubernetes_indexes_the_documents_volume_the_collections_file_points_at() -> None:
+    """README: your collections file goes in configmap.yaml with sources under docs/, the folder the
+    confer-docs volume is mounted at; both workloads read the file at the same path."""
+    [configmap] = _k8s("configmap.yaml")
+    [job] = _k8s("index/job-index.yaml")
+    [deployment] = _k8s("deployment.yaml")
+    [settings] = _k8s("settings.yaml")
+    collections_file = Path(settings["data"]["CONFER_COLLECTIONS"])
+    pod = job["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    [index] = pod["containers"]
+    mounts = {m["mountPath"]: m for m in index["volumeMounts"]}
+    docs = next(p for p, m in mounts.items() if "persistentVolumeClaim" in volumes[m["name"]])
+    sources = [
+        source
+        for collection in yaml.safe_load(configmap["data"]["collections.yaml"])["collections"]
+        for source in collection["sources"]
+    ]
+    assert sources
+    for source in sources:
+        assert (collections_file.parent / source).is_relative_to(docs), source
+    [serving] = deployment["spec"]["template"]["spec"]["containers"]
+    for container, pod_spec in ((index, pod), (serving, deployment["spec"]["template"]["spec"])):
+        named = {v["name"]: v for v in pod_spec["volumes"]}
+        providing = [
+            m
+            for m in container["volumeMounts"]
+            if m["mountPath"] == str(collections_file)
+            or (m["mountPath"] == str(collections_file.parent) and "subPath" not in m)
+        ]
+        assert [named[m["name"]]["configMap"]["name"] for m in providing] == [
+            configmap["metadata"]["name"]
+        ], container["name"]

@@ -1,7 +1,9 @@
 """README for a newcomer: short, in the order a person needs it, with every metric and setting the
 code has (and none it lacks); the rest lives in docs/ and is linked."""
 
+import os
 import re
+from pathlib import Path
 
 from bot.metrics import build_metrics
 from bot.settings import ConferSettings
@@ -96,3 +98,47 @@ def test_the_set_up_steps_come_in_the_order_a_person_meets_the_values() -> None:
     assert teams.index("`version`") < teams.index("package.sh") < teams.index("Upload an app")
     assert "custom apps" in teams
     assert (ROOT / "docs/teams-answer.png").is_file() and "](docs/teams-answer.png)" in README
+
+
+def _repository_texts() -> dict[str, str]:
+    """The repository's own code and docs (not the virtual environment or generated reports)."""
+    skipped = {".venv", ".git", "eval-results", "bench-results", "node_modules", "test-artifacts"}
+    suffixes = (".py", ".md", ".yaml", ".yml", ".sh", ".toml")
+    texts = {}
+    for folder, folders, files in os.walk(ROOT):
+        folders[:] = [f for f in folders if f not in skipped and not f.startswith((".", "__"))]
+        for name in files:
+            if name.endswith(suffixes):
+                path = Path(folder) / name
+                texts[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8", errors="replace")
+    return texts
+
+
+def test_docs_are_reference_and_cite_nothing_outside_the_repository() -> None:
+    texts = _repository_texts()
+    assert len(texts) > 100
+    design = "DESIGN " + "§"  # spelled apart, so that `grep -rn` finds nothing here either
+    assert [name for name, text in texts.items() if design in text] == []
+    assert [name for name in texts if name.startswith("docs/") and "../shared" in texts[name]] == []
+    how = texts["docs/how-it-works.md"]
+    # how it works today, not how it was tuned: no "before → after" figures, no measurement diary
+    assert not re.search(r"\d[\d.,]* ?%? ?→ ?\d", how), re.findall(r".{30}\d ?→ ?\d.{10}", how)
+    assert "## The answer step" in how
+    for heading in ("## Data flow", "## The nodes", "## Verification", "## Text handling", "## Layout"):
+        assert heading in how, heading
+    prose = re.sub(r"```.*?```", "", how, flags=re.DOTALL)  # the diagrams are not paragraphs
+    longest = max(len(block.splitlines()) for block in re.split(r"\n(?=- |\n)", prose))
+    assert longest <= 25, "a bullet or paragraph of more than 25 lines reads as a diary"
+    evaluation = texts["docs/evaluation.md"]
+    tables = re.findall(r"^\|[^\n]*\n\|[-:| ]+\|$", evaluation, re.MULTILINE)
+    assert len(tables) == 1, "evaluation.md has one table: the current figures"
+    assert "→" in texts["docs/changelog.md"]  # the tuning history lives there
+
+
+def test_the_slack_manifest_and_readme_say_the_same_about_verification() -> None:
+    slack = _section("Slack")
+    header = (ROOT / "deploy/slack-app-manifest.yaml").read_text().split("\ndisplay_information")[0]
+    for words in ("unverified", "expected", "Retry", "Verified"):
+        assert words in header, words
+        assert words in slack, words
+    assert "must already answer" not in header

@@ -1,4 +1,4 @@
-"""The house's rules, read from the code's own imports (DESIGN §1): ``bot → graph → retrieval`` and
+"""The house's rules, read from the code's own imports: ``bot → graph → retrieval`` and
 never back; ``bot/`` uses the graph through its public face only; each outside library has one room."""
 
 import ast

@@ -146,7 +146,7 @@ async def test_the_desk_counts_every_click_and_survives_a_lost_store(tmp_path: P
 def test_since_takes_a_date_or_an_iso_time_and_refuses_anything_else() -> None:
     from datetime import UTC, datetime
 
-    from bot.terminal.cli import parse_since
+    from bot.terminal.reports import parse_since
 
     assert parse_since("2026-11-23") == datetime(2026, 11, 23, tzinfo=UTC).timestamp()  # midnight UTC
     assert parse_since("2026-11-23T12:00+02:00") == datetime(2026, 11, 23, 10, tzinfo=UTC).timestamp()
