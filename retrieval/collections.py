@@ -4,16 +4,55 @@ section as written (``bot.chat.access`` decides what it means for a place)."""
 import glob
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator
 
 from retrieval.errors import CollectionsFileError
 from retrieval.language import DEFAULT_LANGUAGE, SNOWBALL
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 ANY_CHANNEL = "*"
+
+
+class WebSource(BaseModel):
+    """A web site crawled from ``url`` (and its ``sitemap``): see docs/connectors.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str = Field(pattern=r"^https?://[^/\s]+(/\S*)?$")
+    # true: the sitemap.xml at the site's root and those robots.txt names; or a sitemap's address.
+    sitemap: bool | str = False
+    rate: float = Field(2.0, gt=0, le=50)  # requests per second to one host, at most
+    max_pages: int = Field(5000, ge=1)
+
+
+class WebEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    web: WebSource
+
+
+ConnectorEntry = WebEntry
+
+
+def _source_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "files"
+    if isinstance(value, dict) and len(value) == 1:
+        return str(next(iter(value)))
+    return "web" if isinstance(value, WebEntry) else None
+
+
+SourceEntry = Annotated[
+    Annotated[str, Tag("files")] | Annotated[WebEntry, Tag("web")],
+    Discriminator(
+        _source_kind,
+        custom_error_type="source_kind",
+        custom_error_message="expected a path or glob, or a mapping with one key: web",
+    ),
+]
 
 
 class Collection(BaseModel):
@@ -26,7 +65,8 @@ class Collection(BaseModel):
     description: str = ""
     keywords: tuple[str, ...] = ()
     index: str = ""
-    sources: tuple[str, ...] = Field(min_length=1)
+    # Paths or globs of files, and connectors (``{web: {...}}``) that bring documents from elsewhere.
+    sources: tuple[SourceEntry, ...] = Field(min_length=1)
     # The language the documents are written in (ISO 639-1): a model plans this collection's
     # queries in it, and a "not found" says when the question is in another one.
     language: str = DEFAULT_LANGUAGE
@@ -44,6 +84,14 @@ class Collection(BaseModel):
         if value and not re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,200}", value):
             raise ValueError("must be a lowercase Elasticsearch index or alias name")
         return value
+
+    @property
+    def file_patterns(self) -> tuple[str, ...]:
+        return tuple(s for s in self.sources if isinstance(s, str))
+
+    @property
+    def connectors(self) -> tuple[ConnectorEntry, ...]:
+        return tuple(s for s in self.sources if not isinstance(s, str))
 
     @property
     def alias(self) -> str:
@@ -127,7 +175,7 @@ def _consistency_problems(config: CollectionsConfig) -> list[str]:
         if collection.name in seen:
             problems.append(f"collection '{collection.name}' is defined more than once")
         seen.add(collection.name)
-        for pattern in collection.sources:
+        for pattern in collection.file_patterns:
             problem = _pattern_problem(pattern)
             if problem:
                 problems.append(f"collection '{collection.name}': source '{pattern}' {problem}")
@@ -159,7 +207,7 @@ def resolve_sources(collection: Collection, config: CollectionsConfig) -> list[P
     """
     files: set[Path] = set()
     problems: list[str] = []
-    for pattern in collection.sources:
+    for pattern in collection.file_patterns:
         full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
         if glob.has_magic(pattern):
             found = glob.glob(full, recursive=True)  # noqa: PTH207 (absolute or relative patterns)
@@ -191,7 +239,7 @@ def skipped_sources(collection: Collection, config: CollectionsConfig) -> list[t
         elif path.is_dir() and path.suffix.lower() in SUPPORTED_SUFFIXES:
             found[path] = "a folder named like a document, not a file"
 
-    for pattern in collection.sources:
+    for pattern in collection.file_patterns:
         full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
         if glob.has_magic(pattern):
             for match in glob.glob(full, recursive=True):  # noqa: PTH207 (absolute or relative patterns)

@@ -22,7 +22,10 @@ if TYPE_CHECKING:
     from bot.chat.service import ResearchService
     from bot.settings import ConferSettings
     from graph import Answer, Question
-    from retrieval.collections import CollectionsConfig
+    from retrieval.backends import SearchBackend
+    from retrieval.collections import Collection, CollectionsConfig
+    from retrieval.connectors import SyncState
+    from retrieval.ingest.loaders import Document
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 HISTORY_FILE = "history"  # under CONFER_DATA_DIR: the interactive prompt's line history
@@ -79,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
         "Running it again only applies what changed and removes passages of deleted files.",
     )
     index.add_argument("names", nargs="*", metavar="NAME", help="collections to index (default: all)")
+    index.add_argument(
+        "--every",
+        type=parse_every,
+        metavar="DURATION",
+        help="index again after each DURATION (e.g. 15m, 1h, 90s) until stopped",
+    )
     ask = command(
         "ask",
         "answer a question in the terminal",
@@ -238,6 +247,8 @@ def _run(args: argparse.Namespace) -> int:
             return asyncio.run(_feedback(settings, since=args.since, as_json=args.json))
         config = load_collections(settings.collections_path)
         if args.command == "index":
+            if args.every is not None:
+                return asyncio.run(_index_every(settings, args.names, args.every, err))
             return asyncio.run(_index(settings, config, args.names, err))
         if args.command == "collections":
             return asyncio.run(_collections(settings, config))
@@ -262,6 +273,38 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
+def parse_every(text: str) -> float:
+    """``--every``'s duration in seconds: a number with s, m or h (``15m``), at least 10 seconds."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh])\s*", text.lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"'{text}' is no duration: write it like 90s, 15m or 2h")
+    seconds = float(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[match.group(2)]
+    if seconds < 10:
+        raise argparse.ArgumentTypeError("--every must be at least 10s")
+    return seconds
+
+
+async def _index_every(settings: "ConferSettings", names: list[str], every: float, err: "Console") -> int:
+    """``confer index --every``: a round, a wait, and again; the collections file is read anew each
+    round, and a round's problem is reported without stopping the next."""
+    import asyncio
+
+    from bot import messages
+    from retrieval.collections import load_collections
+    from retrieval.errors import CollectionsFileError, ConferError
+
+    shown = f"{every / 3600:g}h" if every >= 3600 else f"{every / 60:g}m" if every >= 60 else f"{every:g}s"
+    while True:
+        try:
+            await _index(settings, load_collections(settings.collections_path), names, err)
+        except (CollectionsFileError, ConferError) as exc:
+            say_error(messages.describe_error(exc))
+        err.print(messages.index_round(shown), markup=False, highlight=False)
+        await asyncio.sleep(every)
+
+
 async def _index(
     settings: "ConferSettings", config: "CollectionsConfig", names: list[str], err: "Console"
 ) -> int:
@@ -270,7 +313,6 @@ async def _index(
     from graph import CollectionAccessError
     from retrieval.collections import resolve_sources, skipped_sources
     from retrieval.errors import IndexingError
-    from retrieval.ingest.pipeline import index_collection
 
     unknown = [n for n in names if config.get(n) is None]
     if unknown:
@@ -281,51 +323,163 @@ async def _index(
         for path, reason in skipped_sources(collection, config):
             shown = path.relative_to(config.base_dir) if path.is_relative_to(config.base_dir) else path
             say_error(f"skipped {shown.as_posix()}: {reason}")
-    backend = build_backend(settings)
-    out = _console()
-    failures = 0
+    sources = _Sources(settings, chosen)
     try:
-        with _progress(err) as progress:
-            # While the bar is drawn, every line goes through its console, above the bar; a line
-            # written past it (another console, or straight to the stream) would be drawn over.
-            lines = progress.console if progress.live.is_started and out.is_terminal else out
-            for collection, files in plans:
-                task = progress.add_task(collection.title, total=len(files))
+        broken = await sources.check()  # every source that cannot be synced, before any write
+        backend = build_backend(settings)
+        try:
+            return await _index_plans(plans, config, backend, sources, broken, err)
+        except IndexingError as exc:
+            say_error(messages.describe_error(exc))
+            return EXIT_ERROR
+        finally:
+            await backend.close()
+    finally:
+        await sources.close()
 
-                def advance(_path: Path, task: "TaskID" = task) -> None:
-                    progress.advance(task)
 
-                embedding: TaskID | None = None
+async def _index_plans(
+    plans: "list[tuple[Collection, list[Path]]]",
+    config: "CollectionsConfig",
+    backend: "SearchBackend",
+    sources: "_Sources",
+    broken: set[str],
+    err: "Console",
+) -> int:
+    from bot import messages
+    from retrieval.ingest.pipeline import index_collection
 
-                def embedded(done: int, total: int, title: str = collection.title) -> None:
-                    nonlocal embedding
-                    if embedding is None:
-                        embedding = progress.add_task(f"{title}: embedding", total=total)
-                    progress.update(embedding, completed=done)
+    out = _console()
+    interrupted = False
+    with _progress(err) as progress:
+        # While the bar is drawn, every line goes through its console, above the bar; a line
+        # written past it (another console, or straight to the stream) would be drawn over.
+        lines = progress.console if progress.live.is_started and out.is_terminal else out
+        for collection, files in plans:
+            if collection.name in broken:
+                continue
+            documents, complete = await sources.sync(collection, progress, lines)
+            interrupted = interrupted or not complete
+            task = progress.add_task(collection.title, total=len(files))
 
-                report = await index_collection(
-                    backend, collection, config, files=files, on_file=advance, on_embedded=embedded
+            def advance(_path: Path, task: "TaskID" = task) -> None:
+                progress.advance(task)
+
+            embedding: TaskID | None = None
+
+            def embedded(done: int, total: int, title: str = collection.title) -> None:
+                nonlocal embedding
+                if embedding is None:
+                    embedding = progress.add_task(f"{title}: embedding", total=total)
+                progress.update(embedding, completed=done)
+
+            report = await index_collection(
+                backend,
+                collection,
+                config,
+                files=files,
+                on_file=advance,
+                on_embedded=embedded,
+                documents=documents,
+            )
+            for failure in report.failures:
+                _say_error_via(progress, messages.describe_error(failure))
+            line = messages.index_report(
+                collection.name,
+                documents=report.documents,
+                passages=report.passages,
+                added=report.added,
+                removed=report.removed,
+                unchanged=report.unchanged,
+                skipped=len(report.failures),
+                earlier_format=report.earlier_format,
+            )
+            lines.print(line, markup=False, highlight=False)
+    if broken:
+        return EXIT_USAGE
+    return EXIT_ERROR if interrupted else EXIT_OK
+
+
+class _Sources:
+    """The connectors of the collections being indexed, and the state their syncs keep."""
+
+    def __init__(self, settings: "ConferSettings", collections: "list[Collection]") -> None:
+        from retrieval.connectors import build_connector
+
+        self.settings = settings
+        self.connectors = {
+            c.name: [build_connector(entry, collection=c.name) for entry in c.connectors] for c in collections
+        }
+        self._state: SyncState | None = None
+
+    @property
+    def state(self) -> "SyncState":
+        from retrieval.connectors import SyncState
+
+        if self._state is None:
+            self._state = SyncState(self.settings.data_dir / "connectors.sqlite3")
+        return self._state
+
+    async def check(self) -> set[str]:
+        """The collections with a source that cannot be synced, each problem said in one line."""
+        from bot import messages
+        from retrieval.errors import SourceError
+
+        broken: set[str] = set()
+        for name, connectors in self.connectors.items():
+            for connector in connectors:
+                try:
+                    await connector.check()
+                except SourceError as exc:
+                    say_error(messages.describe_error(exc))
+                    broken.add(name)
+        return broken
+
+    async def sync(
+        self, collection: "Collection", progress: "Progress", lines: "Console"
+    ) -> "tuple[list[Document], bool]":
+        """Every source of ``collection`` synced, with a live line each: the documents they hold
+        now, and whether every sync ran to its end (one that stopped keeps what it applied)."""
+        from bot import messages
+        from retrieval.connectors import SourceReport, stored_documents, sync_source
+        from retrieval.errors import SourceError
+
+        documents: list[Document] = []
+        complete = True
+        for connector in self.connectors[collection.name]:
+            title = f"{collection.title}: {connector.label}"
+            task = progress.add_task(title, total=None)
+
+            def advance(report: SourceReport, task: "TaskID" = task) -> None:
+                progress.update(task, completed=report.seen)
+
+            try:
+                report = await sync_source(
+                    connector, self.state, collection=collection.name, on_progress=advance
                 )
-                failures += len(report.failures)
-                for failure in report.failures:
-                    _say_error_via(progress, messages.describe_error(failure))
-                line = messages.index_report(
+            except SourceError as exc:
+                _say_error_via(progress, messages.describe_error(exc))
+                complete = False
+            else:
+                line = messages.index_source_report(
                     collection.name,
-                    documents=report.documents,
-                    passages=report.passages,
+                    report.label,
                     added=report.added,
-                    removed=report.removed,
+                    changed=report.changed,
                     unchanged=report.unchanged,
-                    skipped=len(report.failures),
-                    earlier_format=report.earlier_format,
+                    deleted=report.deleted,
                 )
                 lines.print(line, markup=False, highlight=False)
-    except IndexingError as exc:
-        say_error(messages.describe_error(exc))
-        return EXIT_ERROR
-    finally:
-        await backend.close()
-    return EXIT_OK
+            progress.update(task, visible=False)
+            documents.extend(stored_documents(self.state, collection.name, connector))
+        return documents, complete
+
+    async def close(self) -> None:
+        for connectors in self.connectors.values():
+            for connector in connectors:
+                await connector.close()
+        if self._state is not None:
+            self._state.close()
 
 
 def _say_error_via(progress: "Progress", line: str) -> None:

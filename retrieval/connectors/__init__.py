@@ -1,0 +1,31 @@
+"""Connectors: documents brought from where they live (a web site) into a collection, by
+incremental sync. ``build_connector`` makes one from its entry in the collections file."""
+
+from retrieval.collections import ConnectorEntry
+from retrieval.connectors.base import Change, Connector, FetchResult, KnownDocument, Readers
+from retrieval.connectors.http import PoliteClient
+from retrieval.connectors.state import SyncState
+from retrieval.connectors.sync import SourceReport, stored_documents, sync_source
+from retrieval.connectors.web import WebConnector
+
+__all__ = [
+    "Change",
+    "Connector",
+    "FetchResult",
+    "KnownDocument",
+    "PoliteClient",
+    "Readers",
+    "SourceReport",
+    "SyncState",
+    "build_connector",
+    "stored_documents",
+    "sync_source",
+]
+
+
+def build_connector(
+    entry: ConnectorEntry, *, collection: str, client: PoliteClient | None = None
+) -> Connector:
+    """The connector for one ``sources`` entry; ``client`` replaces its HTTP client (tests)."""
+    spec = entry.web
+    return WebConnector(spec=spec, collection=collection, client=client or PoliteClient(rate=spec.rate))
