@@ -21,6 +21,9 @@ SUFFIXES = {
     "text/plain": ".txt",
     "text/markdown": ".md",
     "text/x-rst": ".rst",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
 }
 
 

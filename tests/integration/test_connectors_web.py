@@ -309,3 +309,21 @@ async def test_the_request_rate_to_a_host_is_kept(site: Site, tmp_path: Path) ->
     requests = len(site.answers())
     # robots.txt goes first, then one request every half second.
     assert clock.now == pytest.approx((requests - 1) * 0.5)
+
+
+def test_an_office_document_linked_from_a_page_is_indexed(
+    kb: Path, site: Site, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import docx
+
+    form = docx.Document()
+    form.add_heading("Leave request", level=1)
+    form.add_paragraph("Send the leave request to your manager two weeks before the first day off.")
+    form.save(str(tmp_path / "leave.docx"))
+    site.write("forms/leave.docx", (tmp_path / "leave.docx").read_bytes())
+    index = (site.root / "index.html").read_text()
+    site.write("index.html", index.replace("</article>", '<a href="/forms/leave.docx">Leave form</a></article>'))
+    assert main(["index"]) == 0
+    [(title, text)] = [(t, x) for doc_id, t, x in passages(kb) if doc_id.endswith("/forms/leave.docx")]
+    assert text == "Send the leave request to your manager two weeks before the first day off."
+    assert title == "Leave › Leave request"
