@@ -381,7 +381,7 @@ _SOURCE_FIXES: dict[SourceProblem, str] = {
     "refused": "refused ({detail}): check its address and that Confer may read it",
     "not_found": "was not found ({detail}): check its address",
     "rate_limited": "kept answering 'too many requests' ({detail}): lower its rate or sync later",
-    "credentials": "refused its credentials ({detail}): check the variables docs/connectors.md names",
+    "credentials": "has no usable credentials ({detail})",
     "interrupted": "stopped answering half-way ({detail}): the next `confer index` resumes it",
 }
 

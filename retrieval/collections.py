@@ -34,7 +34,24 @@ class WebEntry(BaseModel):
     web: WebSource
 
 
-ConnectorEntry = WebEntry
+class ConfluenceSource(BaseModel):
+    """The pages of one Confluence space (Cloud or Data Center): see docs/connectors.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # Cloud: https://SITE.atlassian.net/wiki; Data Center: the base address, e.g. https://wiki.example.com
+    url: str = Field(pattern=r"^https?://[^/\s]+(/\S*)?$")
+    space: str = Field(min_length=1, pattern=r"^[A-Za-z0-9~_-]+$")
+    rate: float = Field(5.0, gt=0, le=50)
+
+
+class ConfluenceEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    confluence: ConfluenceSource
+
+
+ConnectorEntry = WebEntry | ConfluenceEntry
 
 
 def _source_kind(value: Any) -> str | None:
@@ -42,15 +59,19 @@ def _source_kind(value: Any) -> str | None:
         return "files"
     if isinstance(value, dict) and len(value) == 1:
         return str(next(iter(value)))
+    if isinstance(value, ConfluenceEntry):
+        return "confluence"
     return "web" if isinstance(value, WebEntry) else None
 
 
 SourceEntry = Annotated[
-    Annotated[str, Tag("files")] | Annotated[WebEntry, Tag("web")],
+    Annotated[str, Tag("files")]
+    | Annotated[WebEntry, Tag("web")]
+    | Annotated[ConfluenceEntry, Tag("confluence")],
     Discriminator(
         _source_kind,
         custom_error_type="source_kind",
-        custom_error_message="expected a path or glob, or a mapping with one key: web",
+        custom_error_message="expected a path or glob, or a mapping with one key: web or confluence",
     ),
 ]
 

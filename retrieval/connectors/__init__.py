@@ -1,7 +1,7 @@
-"""Connectors: documents brought from where they live (a web site) into a collection, by
+"""Connectors: documents brought from where they live (a web site, a Confluence space) into a collection, by
 incremental sync. ``build_connector`` makes one from its entry in the collections file."""
 
-from retrieval.collections import ConnectorEntry
+from retrieval.collections import ConfluenceEntry, ConnectorEntry
 from retrieval.connectors.base import Change, Connector, FetchResult, KnownDocument, Readers
 from retrieval.connectors.http import PoliteClient
 from retrieval.connectors.state import SyncState
@@ -26,6 +26,18 @@ __all__ = [
 def build_connector(
     entry: ConnectorEntry, *, collection: str, client: PoliteClient | None = None
 ) -> Connector:
-    """The connector for one ``sources`` entry; ``client`` replaces its HTTP client (tests)."""
-    spec = entry.web
-    return WebConnector(spec=spec, collection=collection, client=client or PoliteClient(rate=spec.rate))
+    """The connector for one ``sources`` entry; ``client`` replaces its HTTP client (tests).
+    Credentials are read from the environment here, when the source needs them."""
+    if isinstance(entry, ConfluenceEntry):
+        from retrieval.connectors.confluence import ConfluenceConnector
+        from retrieval.connectors.credentials import ConfluenceCredentials
+
+        spec = entry.confluence
+        return ConfluenceConnector(
+            spec=spec,
+            collection=collection,
+            client=client or PoliteClient(rate=spec.rate),
+            credentials=ConfluenceCredentials(),
+        )
+    web = entry.web
+    return WebConnector(spec=web, collection=collection, client=client or PoliteClient(rate=web.rate))

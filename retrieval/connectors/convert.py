@@ -37,13 +37,16 @@ def suffix_for(media_type: str, name: str) -> str | None:
     return SUFFIXES.get(media_type)
 
 
-def convert(content: bytes, *, suffix: str, source: str, url: str) -> tuple[Document, ...]:
+def convert(
+    content: bytes, *, suffix: str, source: str, url: str, main_text: bool = True
+) -> tuple[Document, ...]:
     """Documents of one fetched file, stored under ``source`` and cited at ``url`` (whose last
-    segment names a document that has no title of its own).
+    segment names a document that has no title of its own). HTML is a web page whose main text is
+    extracted unless ``main_text`` is false (a page body with no navigation around it).
 
     Raises ``DocumentLoadError`` (with the source's name as its path) when nothing readable is in it.
     """
-    if suffix == ".html":
+    if suffix == ".html" and main_text:
         return (_page(content, source=source, url=url),)
     with tempfile.TemporaryDirectory(prefix="confer-") as folder:
         stem = Path(urlsplit(url).path).stem or "document"

@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from retrieval.errors import SourceError, SourceProblem
+
 logger = logging.getLogger(__name__)
 
 USER_AGENT = "ConferBot/1.0 (document indexer)"
@@ -123,3 +125,20 @@ def retry_after(value: str | None, *, now: float) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(when.timestamp() - now, 0.0)
+
+
+async def get_or_fail(
+    client: PoliteClient,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    fail: Callable[[SourceProblem, str], SourceError],
+) -> Response:
+    """``client.get`` whose failures to get any answer are a connector's ``SourceError``s."""
+    try:
+        return await client.get(url, headers=headers)
+    except RateLimitedError as exc:
+        raise fail("rate_limited", str(exc)) from None
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
+        raise fail("unreachable", reason) from None

@@ -25,15 +25,14 @@ from pathlib import PurePosixPath
 from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
 
-import aiohttp
 from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 from bs4.element import Tag
 
 from retrieval.collections import WebSource
 from retrieval.connectors.base import Change, FetchResult, KnownDocument
 from retrieval.connectors.convert import HTML_TYPES, convert, suffix_for
-from retrieval.connectors.http import PoliteClient, RateLimitedError, Response
-from retrieval.errors import DocumentLoadError, SourceError
+from retrieval.connectors.http import PoliteClient, Response, get_or_fail
+from retrieval.errors import DocumentLoadError, SourceError, SourceProblem
 
 logger = logging.getLogger(__name__)
 
@@ -78,22 +77,13 @@ class WebConnector:
     def label(self) -> str:
         return self.start
 
-    def _error(self, problem: str, detail: str = "") -> SourceError:
+    def _error(self, problem: SourceProblem, detail: str = "") -> SourceError:
         return SourceError(
-            collection=self.collection,
-            source=f"web {self.start}",
-            problem=problem,  # type: ignore[arg-type]
-            detail=detail,
+            collection=self.collection, source=f"web {self.start}", problem=problem, detail=detail
         )
 
     async def _get(self, url: str, headers: Mapping[str, str] | None = None) -> Response:
-        try:
-            return await self.client.get(url, headers=headers)
-        except RateLimitedError as exc:
-            raise self._error("rate_limited", str(exc)) from None
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            reason = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
-            raise self._error("unreachable", reason) from None
+        return await get_or_fail(self.client, url, headers=headers, fail=self._error)
 
     async def check(self) -> None:
         """Reads robots.txt: the site answers, and says what may be fetched."""

@@ -7,7 +7,6 @@ did not change (RFC 9110 §13.1). The site records every request; ``fail`` makes
 error status (with its headers) a number of times first.
 """
 
-import asyncio
 import os
 import threading
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from tests.fakes.server import serve_locally
+from tests.fakes.server import serve_in_thread
 
 
 @dataclass
@@ -90,27 +89,9 @@ class Site:
 def serve_site(root: Path) -> Iterator[Site]:
     """The site served until the ``with`` ends, on a random port."""
     site = Site(root=root)
-    ready = threading.Event()
-    loop = asyncio.new_event_loop()
-    runner_box: list[web.AppRunner] = []
-
-    async def start() -> None:
-        app = web.Application()
-        app.router.add_route("GET", "/{tail:.*}", site._handle)
-        app.on_response_prepare.append(site._on_prepare)
-        runner, port = await serve_locally(app)
-        runner_box.append(runner)
-        site.base = f"http://127.0.0.1:{port}"
-        ready.set()
-
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=30)
-    ready.wait(30)
-    try:
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", site._handle)
+    app.on_response_prepare.append(site._on_prepare)
+    with serve_in_thread(app) as base:
+        site.base = base
         yield site
-    finally:
-        asyncio.run_coroutine_threadsafe(runner_box[0].cleanup(), loop).result(timeout=30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=30)
-        loop.close()

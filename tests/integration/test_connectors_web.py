@@ -322,7 +322,9 @@ def test_an_office_document_linked_from_a_page_is_indexed(
     form.save(str(tmp_path / "leave.docx"))
     site.write("forms/leave.docx", (tmp_path / "leave.docx").read_bytes())
     index = (site.root / "index.html").read_text()
-    site.write("index.html", index.replace("</article>", '<a href="/forms/leave.docx">Leave form</a></article>'))
+    site.write(
+        "index.html", index.replace("</article>", '<a href="/forms/leave.docx">Leave form</a></article>')
+    )
     assert main(["index"]) == 0
     [(title, text)] = [(t, x) for doc_id, t, x in passages(kb) if doc_id.endswith("/forms/leave.docx")]
     assert text == "Send the leave request to your manager two weeks before the first day off."

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.collections import load_collections, resolve_sources
+from retrieval.collections import WebEntry, load_collections, resolve_sources
 from retrieval.errors import CollectionsFileError
 
 VALID = """
@@ -123,7 +123,7 @@ def test_connector_sources_sit_beside_file_globs(tmp_path: Path) -> None:
     )
     eng = config.collections[0]
     assert eng.file_patterns == ("docs/*.md",)
-    assert [(c.web.url, c.web.sitemap, c.web.rate) for c in eng.connectors] == [
+    assert [(c.web.url, c.web.sitemap, c.web.rate) for c in eng.connectors if isinstance(c, WebEntry)] == [
         ("https://docs.example.com", True, 2.0)
     ]
     assert resolve_sources(eng, config) == [tmp_path / "docs/a.md"]
@@ -142,5 +142,8 @@ def test_a_misconfigured_connector_source_is_named_with_what_to_fix(tmp_path: Pa
         in problems
     )
     assert "collections.0.sources.0.web.web.rate: Input should be greater than 0" in problems
-    assert "collections.0.sources.1: expected a path or glob, or a mapping with one key: web" in problems
+    assert (
+        "collections.0.sources.1: expected a path or glob, or a mapping with one key: web or confluence"
+        in problems
+    )
     assert "collections.0.sources.2.web.web.site: unknown key" in problems

@@ -1,0 +1,30 @@
+"""Connectors' credentials: from the environment (or ``.env``), never from the collections file;
+one documented set of variables per kind of source (docs/connectors.md)."""
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ConfluenceCredentials(BaseSettings):
+    """Cloud: an Atlassian account's email and an API token (HTTP basic authentication). Data
+    Center: a personal access token (``Authorization: Bearer``)."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=False)
+
+    email: str | None = Field(None, validation_alias="CONFLUENCE_EMAIL")
+    api_token: SecretStr | None = Field(None, validation_alias="CONFLUENCE_API_TOKEN")
+    token: SecretStr | None = Field(None, validation_alias="CONFLUENCE_TOKEN")
+
+    def authorization(self) -> str | None:
+        """The ``Authorization`` header's value, or ``None`` when the variables are not set."""
+        import base64
+
+        if self.token is not None:
+            return f"Bearer {self.token.get_secret_value()}"
+        if self.email and self.api_token is not None:
+            pair = f"{self.email}:{self.api_token.get_secret_value()}".encode()
+            return f"Basic {base64.b64encode(pair).decode()}"
+        return None
+
+
+CONFLUENCE_VARIABLES = "CONFLUENCE_EMAIL and CONFLUENCE_API_TOKEN (Cloud) or CONFLUENCE_TOKEN (Data Center)"
