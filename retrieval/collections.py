@@ -7,7 +7,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from retrieval.errors import CollectionsFileError
 from retrieval.language import DEFAULT_LANGUAGE, SNOWBALL
@@ -51,7 +60,34 @@ class ConfluenceEntry(BaseModel):
     confluence: ConfluenceSource
 
 
-ConnectorEntry = WebEntry | ConfluenceEntry
+class SharePointSource(BaseModel):
+    """A SharePoint document library (``site`` and ``drive``) or a user's OneDrive (``user``), whole
+    or one ``folder`` of it, through Microsoft Graph: see docs/connectors.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    site: str | None = Field(
+        None, pattern=r"^https://[^/\s]+(/\S*)?$"
+    )  # https://contoso.sharepoint.com/sites/HR
+    user: str | None = Field(None, min_length=3)  # a OneDrive's owner: user principal name or id
+    drive: str = "Documents"  # the library's name, with ``site``
+    folder: str = Field("/", pattern=r"^/")
+    rate: float = Field(5.0, gt=0, le=50)
+
+    @model_validator(mode="after")
+    def _one_place(self) -> "SharePointSource":
+        if (self.site is None) == (self.user is None):
+            raise ValueError("give either site (a SharePoint library) or user (a OneDrive)")
+        return self
+
+
+class SharePointEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sharepoint: SharePointSource
+
+
+ConnectorEntry = WebEntry | ConfluenceEntry | SharePointEntry
 
 
 def _source_kind(value: Any) -> str | None:
@@ -61,17 +97,20 @@ def _source_kind(value: Any) -> str | None:
         return str(next(iter(value)))
     if isinstance(value, ConfluenceEntry):
         return "confluence"
+    if isinstance(value, SharePointEntry):
+        return "sharepoint"
     return "web" if isinstance(value, WebEntry) else None
 
 
 SourceEntry = Annotated[
     Annotated[str, Tag("files")]
     | Annotated[WebEntry, Tag("web")]
-    | Annotated[ConfluenceEntry, Tag("confluence")],
+    | Annotated[ConfluenceEntry, Tag("confluence")]
+    | Annotated[SharePointEntry, Tag("sharepoint")],
     Discriminator(
         _source_kind,
         custom_error_type="source_kind",
-        custom_error_message="expected a path or glob, or a mapping with one key: web or confluence",
+        custom_error_message="expected a path or glob, or one of {web: …}, {confluence: …}, {sharepoint: …}",
     ),
 ]
 

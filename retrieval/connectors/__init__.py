@@ -1,7 +1,7 @@
 """Connectors: documents brought from where they live (a web site, a Confluence space) into a collection, by
 incremental sync. ``build_connector`` makes one from its entry in the collections file."""
 
-from retrieval.collections import ConfluenceEntry, ConnectorEntry
+from retrieval.collections import ConfluenceEntry, ConnectorEntry, SharePointEntry
 from retrieval.connectors.base import Change, Connector, FetchResult, KnownDocument, Readers
 from retrieval.connectors.http import PoliteClient
 from retrieval.connectors.state import SyncState
@@ -38,6 +38,17 @@ def build_connector(
             collection=collection,
             client=client or PoliteClient(rate=spec.rate),
             credentials=ConfluenceCredentials(),
+        )
+    if isinstance(entry, SharePointEntry):
+        from retrieval.connectors.credentials import SharePointCredentials
+        from retrieval.connectors.sharepoint import SharePointConnector
+
+        place = entry.sharepoint
+        return SharePointConnector(
+            spec=place,
+            collection=collection,
+            client=client or PoliteClient(rate=place.rate),
+            credentials=SharePointCredentials(),
         )
     web = entry.web
     return WebConnector(spec=web, collection=collection, client=client or PoliteClient(rate=web.rate))

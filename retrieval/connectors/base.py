@@ -30,7 +30,8 @@ class KnownDocument:
 @dataclass(frozen=True)
 class Change:
     """One entry of a source's change list: a document to fetch (new or perhaps changed) or one that
-    was deleted. ``cursor``, when set, is where to list from next time once this change is applied."""
+    was deleted. ``cursor``, when set, is where to list from next time once this change is applied;
+    an entry with no ``doc_id`` carries only that cursor."""
 
     doc_id: str
     ref: str = ""  # how the connector fetches it (an address, an item id); default ``doc_id``

@@ -28,3 +28,22 @@ class ConfluenceCredentials(BaseSettings):
 
 
 CONFLUENCE_VARIABLES = "CONFLUENCE_EMAIL and CONFLUENCE_API_TOKEN (Cloud) or CONFLUENCE_TOKEN (Data Center)"
+
+
+class SharePointCredentials(BaseSettings):
+    """A Microsoft Entra app registration's client credentials (MSAL, client-credentials flow), and
+    the cloud's addresses: the defaults are Microsoft's global cloud; a national cloud has its own
+    (``https://login.chinacloudapi.cn``, ``https://microsoftgraph.chinacloudapi.cn/v1.0``)."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=False)
+
+    tenant_id: str | None = Field(None, validation_alias="SHAREPOINT_TENANT_ID")
+    client_id: str | None = Field(None, validation_alias="SHAREPOINT_CLIENT_ID")
+    client_secret: SecretStr | None = Field(None, validation_alias="SHAREPOINT_CLIENT_SECRET")
+    authority_host: str = Field(
+        "https://login.microsoftonline.com", validation_alias="SHAREPOINT_AUTHORITY_HOST"
+    )
+    graph_url: str = Field("https://graph.microsoft.com/v1.0", validation_alias="SHAREPOINT_GRAPH_URL")
+
+
+SHAREPOINT_VARIABLES = "SHAREPOINT_TENANT_ID, SHAREPOINT_CLIENT_ID and SHAREPOINT_CLIENT_SECRET"

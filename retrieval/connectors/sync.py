@@ -51,12 +51,15 @@ async def sync_source(
     known = state.known(key)
     report = SourceReport(label=connector.label)
     async for change in connector.changes(state.cursor(key), known):
-        report.seen += 1
-        if change.deleted:
+        if not change.doc_id:
+            pass  # only a cursor: where the listing got to
+        elif change.deleted:
+            report.seen += 1
             if state.delete(key, change.doc_id):
                 known.pop(change.doc_id, None)
                 report.deleted += 1
         else:
+            report.seen += 1
             result = await connector.fetch(change, known.get(change.doc_id))
             _apply(result, state, key, known, report)
         if change.cursor is not None:
