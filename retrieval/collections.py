@@ -87,7 +87,23 @@ class SharePointEntry(BaseModel):
     sharepoint: SharePointSource
 
 
-ConnectorEntry = WebEntry | ConfluenceEntry | SharePointEntry
+class DriveSource(BaseModel):
+    """A Google Drive folder (and its subfolders), in My Drive or a shared drive: see
+    docs/connectors.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    folder: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")  # the id in the folder's address
+    rate: float = Field(5.0, gt=0, le=50)
+
+
+class DriveEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    gdrive: DriveSource
+
+
+ConnectorEntry = WebEntry | ConfluenceEntry | SharePointEntry | DriveEntry
 
 
 def _source_kind(value: Any) -> str | None:
@@ -99,6 +115,8 @@ def _source_kind(value: Any) -> str | None:
         return "confluence"
     if isinstance(value, SharePointEntry):
         return "sharepoint"
+    if isinstance(value, DriveEntry):
+        return "gdrive"
     return "web" if isinstance(value, WebEntry) else None
 
 
@@ -106,11 +124,12 @@ SourceEntry = Annotated[
     Annotated[str, Tag("files")]
     | Annotated[WebEntry, Tag("web")]
     | Annotated[ConfluenceEntry, Tag("confluence")]
-    | Annotated[SharePointEntry, Tag("sharepoint")],
+    | Annotated[SharePointEntry, Tag("sharepoint")]
+    | Annotated[DriveEntry, Tag("gdrive")],
     Discriminator(
         _source_kind,
         custom_error_type="source_kind",
-        custom_error_message="expected a path or glob, or one of {web: …}, {confluence: …}, {sharepoint: …}",
+        custom_error_message="expected a path or glob, or one of web, confluence, sharepoint, gdrive",
     ),
 ]
 

@@ -1,7 +1,7 @@
 """Connectors: documents brought from where they live (a web site, a Confluence space) into a collection, by
 incremental sync. ``build_connector`` makes one from its entry in the collections file."""
 
-from retrieval.collections import ConfluenceEntry, ConnectorEntry, SharePointEntry
+from retrieval.collections import ConfluenceEntry, ConnectorEntry, DriveEntry, SharePointEntry
 from retrieval.connectors.base import Change, Connector, FetchResult, KnownDocument, Readers
 from retrieval.connectors.http import PoliteClient
 from retrieval.connectors.state import SyncState
@@ -49,6 +49,17 @@ def build_connector(
             collection=collection,
             client=client or PoliteClient(rate=place.rate),
             credentials=SharePointCredentials(),
+        )
+    if isinstance(entry, DriveEntry):
+        from retrieval.connectors.credentials import DriveCredentials
+        from retrieval.connectors.gdrive import DriveConnector
+
+        folder = entry.gdrive
+        return DriveConnector(
+            spec=folder,
+            collection=collection,
+            client=client or PoliteClient(rate=folder.rate),
+            credentials=DriveCredentials(),
         )
     web = entry.web
     return WebConnector(spec=web, collection=collection, client=client or PoliteClient(rate=web.rate))

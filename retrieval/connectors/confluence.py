@@ -16,7 +16,6 @@
 - Credentials: ``retrieval.connectors.credentials.ConfluenceCredentials``.
 """
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -28,7 +27,7 @@ from retrieval.collections import ConfluenceSource
 from retrieval.connectors.base import Change, FetchResult, KnownDocument
 from retrieval.connectors.convert import convert
 from retrieval.connectors.credentials import CONFLUENCE_VARIABLES, ConfluenceCredentials
-from retrieval.connectors.http import PoliteClient, Response, get_or_fail
+from retrieval.connectors.http import PoliteClient, Response, get_or_fail, json_object
 from retrieval.errors import DocumentLoadError, SourceError, SourceProblem
 
 PAGE_SIZE = 50
@@ -78,16 +77,7 @@ class ConfluenceConnector:
             raise self._error("credentials", f"HTTP {response.status}: check {CONFLUENCE_VARIABLES}")
         if response.status == 404:
             raise _NotFoundError
-        if response.status != 200:
-            problem: SourceProblem = "interrupted" if response.status >= 500 else "refused"
-            raise self._error(problem, f"HTTP {response.status}")
-        try:
-            body = json.loads(response.body)
-        except ValueError:
-            raise self._error("refused", "an answer that is not JSON") from None
-        if not isinstance(body, dict):
-            raise self._error("refused", "an answer that is not a JSON object")
-        return body
+        return json_object(response, fail=self._error)
 
     async def check(self) -> None:
         """The space exists and the credentials may read it."""

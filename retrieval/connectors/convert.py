@@ -38,18 +38,19 @@ def suffix_for(media_type: str, name: str) -> str | None:
 
 
 def convert(
-    content: bytes, *, suffix: str, source: str, url: str, main_text: bool = True
+    content: bytes, *, suffix: str, source: str, url: str, main_text: bool = True, name: str = ""
 ) -> tuple[Document, ...]:
-    """Documents of one fetched file, stored under ``source`` and cited at ``url`` (whose last
-    segment names a document that has no title of its own). HTML is a web page whose main text is
-    extracted unless ``main_text`` is false (a page body with no navigation around it).
+    """Documents of one fetched file, stored under ``source`` and cited at ``url``; a document with
+    no title of its own is titled by ``name`` (its file name), or else by the address's last segment.
+    HTML is a web page whose main text is extracted unless ``main_text`` is false (a page body with
+    no navigation around it).
 
     Raises ``DocumentLoadError`` (with the source's name as its path) when nothing readable is in it.
     """
     if suffix == ".html" and main_text:
         return (_page(content, source=source, url=url),)
     with tempfile.TemporaryDirectory(prefix="confer-") as folder:
-        stem = Path(urlsplit(url).path).stem or "document"
+        stem = Path(name.replace("/", "-")).stem if name else Path(urlsplit(url).path).stem or "document"
         path = Path(folder) / f"{stem[:100]}{suffix}"
         path.write_bytes(content)
         try:

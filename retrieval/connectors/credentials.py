@@ -1,6 +1,8 @@
 """Connectors' credentials: from the environment (or ``.env``), never from the collections file;
 one documented set of variables per kind of source (docs/connectors.md)."""
 
+from pathlib import Path
+
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -47,3 +49,16 @@ class SharePointCredentials(BaseSettings):
 
 
 SHAREPOINT_VARIABLES = "SHAREPOINT_TENANT_ID, SHAREPOINT_CLIENT_ID and SHAREPOINT_CLIENT_SECRET"
+
+
+class DriveCredentials(BaseSettings):
+    """A Google Cloud service account's JSON key file (the standard variable); the folders it reads
+    are shared with its email address. ``GDRIVE_API_URL`` is Drive's address (default Google's)."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=False)
+
+    key_file: Path | None = Field(None, validation_alias="GOOGLE_APPLICATION_CREDENTIALS")
+    api_url: str = Field("https://www.googleapis.com", validation_alias="GDRIVE_API_URL")
+
+
+DRIVE_VARIABLES = "GOOGLE_APPLICATION_CREDENTIALS (a service account's JSON key file)"

@@ -3,10 +3,12 @@ with ``Retry-After`` waited out and asked again (RFC 9110 §10.2.3), a few times
 
 import asyncio
 import email.utils
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -142,3 +144,17 @@ async def get_or_fail(
     except (aiohttp.ClientError, TimeoutError) as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
         raise fail("unreachable", reason) from None
+
+
+def json_object(response: Response, *, fail: Callable[[SourceProblem, str], SourceError]) -> dict[str, Any]:
+    """The JSON object of a 200 answer. Another status is a ``SourceError``: a 5xx stops the sync
+    half-way (the next one resumes), anything else refuses it; so is a body that is no JSON object."""
+    if response.status != 200:
+        raise fail("interrupted" if response.status >= 500 else "refused", f"HTTP {response.status}")
+    try:
+        body = json.loads(response.body)
+    except ValueError:
+        raise fail("refused", "an answer that is not JSON") from None
+    if not isinstance(body, dict):
+        raise fail("refused", "an answer that is not a JSON object")
+    return body

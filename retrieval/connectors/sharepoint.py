@@ -19,7 +19,6 @@ folder, through Microsoft Graph with an app's client credentials (MSAL), increme
 """
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, Mapping
 from pathlib import PurePosixPath
@@ -30,7 +29,7 @@ from retrieval.collections import SharePointSource
 from retrieval.connectors.base import Change, FetchResult, KnownDocument
 from retrieval.connectors.convert import convert
 from retrieval.connectors.credentials import SHAREPOINT_VARIABLES, SharePointCredentials
-from retrieval.connectors.http import PoliteClient, Response, get_or_fail
+from retrieval.connectors.http import PoliteClient, Response, get_or_fail, json_object
 from retrieval.errors import DocumentLoadError, SourceError, SourceProblem
 from retrieval.ingest.loaders import SUPPORTED_SUFFIXES
 
@@ -112,20 +111,16 @@ class SharePointConnector:
         return await get_or_fail(self.client, url, headers=headers, fail=self._error)
 
     async def _json(self, url: str) -> dict[str, Any]:
-        response = await self._get(url)
+        return self._object(await self._get(url), url)
+
+    def _object(self, response: Response, url: str) -> dict[str, Any]:
         if response.status in (401, 403):
             raise self._error(
                 "credentials", f"HTTP {response.status}: grant the app Sites.Read.All or Sites.Selected"
             )
         if response.status == 404:
             raise self._error("not_found", f"HTTP 404 at {urlsplit(url).path}")
-        if response.status != 200:
-            problem: SourceProblem = "interrupted" if response.status >= 500 else "refused"
-            raise self._error(problem, f"HTTP {response.status}")
-        body = json.loads(response.body)
-        if not isinstance(body, dict):
-            raise self._error("refused", "an answer that is not a JSON object")
-        return body
+        return json_object(response, fail=self._error)
 
     async def check(self) -> None:
         """The credentials give a token, and the library or OneDrive is found."""
@@ -162,7 +157,7 @@ class SharePointConnector:
                 logger.info("delta cursor expired, listing the drive again", extra={"source": self.label})
                 url, cursor = f"{self.graph}/drives/{await self._drive_id()}/root/delta", None
                 continue
-            body = await self._json(url) if response.status != 200 else json.loads(response.body)
+            body = self._object(response, url)
             for item in body.get("value", []):
                 item_id = str(item["id"])
                 if "deleted" in item or ("file" in item and not self._inside(item)):

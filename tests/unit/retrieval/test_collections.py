@@ -142,6 +142,6 @@ def test_a_misconfigured_connector_source_is_named_with_what_to_fix(tmp_path: Pa
         in problems
     )
     assert "collections.0.sources.0.web.web.rate: Input should be greater than 0" in problems
-    expected = "expected a path or glob, or one of {web: …}, {confluence: …}, {sharepoint: …}"
+    expected = "expected a path or glob, or one of web, confluence, sharepoint, gdrive"
     assert f"collections.0.sources.1: {expected}" in problems
     assert "collections.0.sources.2.web.web.site: unknown key" in problems
