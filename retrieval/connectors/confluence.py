@@ -1,17 +1,17 @@
 """The Confluence connector: the pages of one space, Cloud or Data Center, through the REST API
 (v1, which both serve at ``{url}/rest/api``), incremental by modification time.
 
-- Changes: a CQL search for the space's pages modified since the cursor (``lastmodified``, minute
-  precision in the searching user's time zone, so the search reaches a day further back); a page
-  whose version number is the one stored is not fetched again.
+- Changes: a CQL search for the space's pages and attachments modified since the cursor
+  (``lastmodified``, minute precision in the searching user's time zone, so the search reaches a day
+  further back); one whose version number is the one stored is not fetched again.
   https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-search/#api-wiki-rest-api-search-get
   https://developer.atlassian.com/cloud/confluence/cql-fields/#last-modified
 - A page: its storage-format body, version and ancestors; its title is its place in the space's
   hierarchy (``Handbook › Travel › Trains``).
   https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-content/#api-wiki-rest-api-content-id-get
-- Deletions: every page id of the space, listed once the changes are applied; a stored page not
-  among them was deleted (or moved out of the space).
-  https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-content/#api-wiki-rest-api-content-get
+- Attachments Confer reads (PDF, Office documents, …): downloaded, titled under their page.
+- Deletions: every page and attachment id of the space, searched once the changes are applied; a
+  stored one not among them was deleted (or moved out of the space).
 - 429 with Retry-After is waited out (https://developer.atlassian.com/cloud/confluence/rate-limiting/).
 - Credentials: ``retrieval.connectors.credentials.ConfluenceCredentials``.
 """
@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from html import escape
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,6 +30,7 @@ from retrieval.connectors.convert import convert
 from retrieval.connectors.credentials import CONFLUENCE_VARIABLES, ConfluenceCredentials
 from retrieval.connectors.http import PoliteClient, Response, get_or_fail, json_object
 from retrieval.errors import DocumentLoadError, SourceError, SourceProblem
+from retrieval.ingest.loaders import SUPPORTED_SUFFIXES
 
 PAGE_SIZE = 50
 # CQL compares lastmodified in the searching user's time zone, to the minute: a search a day wider
@@ -51,6 +53,7 @@ class ConfluenceConnector:
         self.base = spec.url.rstrip("/")
         self._authorization = credentials.authorization()
         self._complete = False
+        self._kinds: dict[str, str] = {}
 
     @property
     def key(self) -> str:
@@ -88,14 +91,9 @@ class ConfluenceConnector:
                 "not_found", f"no space {self.spec.space} visible to these credentials"
             ) from None
 
-    async def changes(self, cursor: str | None, known: Mapping[str, KnownDocument]) -> AsyncIterator[Change]:
-        started = datetime.now(UTC)
-        cql = f'space="{self.spec.space}" and type=page'
-        if cursor is not None:
-            since = datetime.fromisoformat(cursor) - OVERLAP
-            cql += f' and lastmodified >= "{since:%Y-%m-%d %H:%M}"'
-        self._complete = False
-        listed: list[Change] = []
+    async def _search(self, cql: str) -> AsyncIterator[dict[str, Any]]:
+        """Every result of a CQL search, page after page: the pages, and the attachments Confer
+        reads (by their file name)."""
         start = 0
         while True:
             params: dict[str, str | int] = {
@@ -106,20 +104,40 @@ class ConfluenceConnector:
             }
             body = await self._get("content/search", params)
             results = body.get("results", [])
-            for page in results:
-                page_id = str(page["id"])
-                stored = known.get(page_id)
-                if stored is None or stored.version != str(page["version"]["number"]):
-                    listed.append(Change(doc_id=page_id))
+            for item in results:
+                kind = item.get("type")
+                name = PurePosixPath(str(item.get("title", ""))).suffix.lower()
+                if kind == "page" or (kind == "attachment" and name in SUPPORTED_SUFFIXES):
+                    yield item
             if len(results) < PAGE_SIZE or "next" not in body.get("_links", {}):
-                break
+                return
             start += len(results)
-        for n, change in enumerate(listed):
-            last = n == len(listed) - 1
-            yield Change(change.doc_id, cursor=started.isoformat()) if last else change
+
+    def _space_cql(self) -> str:
+        return f'space="{self.spec.space}" and type in (page, attachment)'
+
+    async def changes(self, cursor: str | None, known: Mapping[str, KnownDocument]) -> AsyncIterator[Change]:
+        started = datetime.now(UTC)
+        cql = self._space_cql()
+        if cursor is not None:
+            since = datetime.fromisoformat(cursor) - OVERLAP
+            cql += f' and lastmodified >= "{since:%Y-%m-%d %H:%M}"'
+        self._complete = False
+        listed: list[Change] = []
+        async for item in self._search(cql):
+            item_id = str(item["id"])
+            stored = known.get(item_id)
+            if stored is None or stored.version != str(item["version"]["number"]):
+                self._kinds[item_id] = str(item["type"])
+                listed.append(Change(doc_id=item_id))
+        for change in listed:
+            yield change
+        yield Change("", cursor=started.isoformat())
         self._complete = True
 
     async def fetch(self, change: Change, known: KnownDocument | None) -> FetchResult:
+        if self._kinds.pop(change.doc_id, "page") == "attachment":
+            return await self._attachment(change.doc_id)
         try:
             page = await self._get(f"content/{change.doc_id}", {"expand": "body.storage,version,ancestors"})
         except _NotFoundError:
@@ -138,24 +156,46 @@ class ConfluenceConnector:
         version = str(page["version"]["number"])
         return FetchResult("fetched", change.doc_id, version, documents)
 
+    async def _attachment(self, attachment_id: str) -> FetchResult:
+        """An attachment's file, read by its type; titled by its name under its page's title.
+        https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-content---attachments/"""
+        try:
+            item = await self._get(f"content/{attachment_id}", {"expand": "version,container"})
+        except _NotFoundError:
+            return FetchResult("gone", attachment_id, detail="HTTP 404")
+        links = item.get("_links", {})
+        base = str(links.get("base", self.base))
+        name = str(item["title"])
+        url = f"{base}{links.get('webui', links.get('download', ''))}"
+        if self._authorization is None:
+            raise self._error("credentials", f"set {CONFLUENCE_VARIABLES}")
+        headers = {"Authorization": self._authorization}
+        response = await get_or_fail(
+            self.client, f"{base}{links['download']}", headers=headers, fail=self._error
+        )
+        if response.status == 404:
+            return FetchResult("gone", attachment_id, detail="HTTP 404")
+        if response.status != 200:
+            raise self._error(
+                "interrupted" if response.status >= 500 else "refused", f"HTTP {response.status}"
+            )
+        try:
+            documents = convert(
+                response.body, suffix=PurePosixPath(name).suffix.lower(), source=url, url=url, name=name
+            )
+        except DocumentLoadError:
+            documents = ()
+        page = str(item.get("container", {}).get("title", ""))
+        documents = tuple(
+            replace(d, doc_id=attachment_id, title=f"{page} › {d.title}" if page else d.title)
+            for d in documents
+        )
+        return FetchResult("fetched", attachment_id, str(item["version"]["number"]), documents)
+
     async def existing(self) -> set[str] | None:
         if not self._complete:
             return None
-        ids: set[str] = set()
-        start = 0
-        while True:
-            params: dict[str, str | int] = {
-                "spaceKey": self.spec.space,
-                "type": "page",
-                "limit": 100,
-                "start": start,
-            }
-            body = await self._get("content", params)
-            results = body.get("results", [])
-            ids.update(str(page["id"]) for page in results)
-            if len(results) < 100 or "next" not in body.get("_links", {}):
-                return ids
-            start += len(results)
+        return {str(item["id"]) async for item in self._search(self._space_cql())}
 
     async def close(self) -> None:
         await self.client.close()

@@ -20,7 +20,8 @@ from tests.fakes.server import serve_in_thread
 EMAIL = "ana@example.com"
 TOKEN = "atl-token-123"
 _CQL = re.compile(
-    r'^space="([^"]+)" and type=page(?: and lastmodified >= "(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")?$'
+    r'^space="([^"]+)" and type in \(page, attachment\)'
+    r'(?: and lastmodified >= "(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")?$'
 )
 
 
@@ -32,6 +33,11 @@ class Page:
     parent: str | None = None
     version: int = 1
     modified: datetime = field(default_factory=lambda: datetime.now(UTC))
+    data: bytes | None = None  # an attachment's file (``title`` is its name, ``parent`` its page)
+
+    @property
+    def kind(self) -> str:
+        return "page" if self.data is None else "attachment"
 
 
 @dataclass
@@ -50,6 +56,13 @@ class FakeConfluence:
             version = old.version + 1 if old else 1
             self.pages[page_id] = Page(page_id, title, body, parent, version)
 
+    def attach(self, attachment_id: str, page_id: str, name: str, data: bytes) -> None:
+        """Attach a file to a page, or upload a new version of it."""
+        with self._lock:
+            old = self.pages.get(attachment_id)
+            version = old.version + 1 if old else 1
+            self.pages[attachment_id] = Page(attachment_id, name, "", page_id, version, data=data)
+
     def delete(self, page_id: str) -> None:
         with self._lock:
             del self.pages[page_id]
@@ -66,7 +79,7 @@ class FakeConfluence:
         app.router.add_get("/wiki/rest/api/space/{key}", self._space)
         app.router.add_get("/wiki/rest/api/content/search", self._search)
         app.router.add_get("/wiki/rest/api/content/{id:\\d+}", self._page)
-        app.router.add_get("/wiki/rest/api/content", self._list)
+        app.router.add_get("/wiki/download/attachments/{page}/{name}", self._download)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         return app
 
@@ -125,7 +138,7 @@ class FakeConfluence:
             "results": [
                 {
                     "id": p.id,
-                    "type": "page",
+                    "type": p.kind,
                     "status": "current",
                     "title": p.title,
                     "version": {"number": p.version},
@@ -159,23 +172,23 @@ class FakeConfluence:
             ]
         return self._answer(request, 200, self._listing(pages, *window, path=request.path_qs))
 
-    async def _list(self, request: web.Request) -> web.Response:
-        # https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-content/#api-wiki-rest-api-content-get
-        refused = self._gate(request, {"spaceKey", "type", "limit", "start"})
+    async def _download(self, request: web.Request) -> web.Response:
+        # The attachment's _links.download, with the same credentials as the API.
+        refused = self._gate(request, {"version", "api"})
         if refused:
             return refused
-        if request.query.get("type") != "page" or "spaceKey" not in request.query:
-            return self._refuse(request, "type=page and spaceKey expected")
-        window = self._window(request)
-        if isinstance(window, web.Response):
-            return window
         with self._lock:
-            pages = [
+            found = [
                 p
-                for p in sorted(self.pages.values(), key=lambda p: p.id)
-                if request.query["spaceKey"] == self.space
+                for p in self.pages.values()
+                if p.kind == "attachment"
+                and p.parent == request.match_info["page"]
+                and p.title == request.match_info["name"]
             ]
-        return self._answer(request, 200, self._listing(pages, *window, path=request.path_qs))
+        if not found or found[0].data is None:
+            return self._answer(request, 404, {"statusCode": 404, "message": "Not found"})
+        self.requests.append((request.path_qs, 200))
+        return web.Response(body=found[0].data, content_type="application/octet-stream")
 
     async def _page(self, request: web.Request) -> web.Response:
         # https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-content/#api-wiki-rest-api-content-id-get
@@ -183,8 +196,6 @@ class FakeConfluence:
         if refused:
             return refused
         expand = set(request.query.get("expand", "").split(","))
-        if not expand <= {"body.storage", "version", "ancestors"}:
-            return self._refuse(request, f"cannot expand {sorted(expand)}")
         with self._lock:
             page = self.pages.get(request.match_info["id"])
             ancestors: list[Page] = []
@@ -192,20 +203,43 @@ class FakeConfluence:
             while parent is not None and parent in self.pages:
                 ancestors.insert(0, self.pages[parent])
                 parent = self.pages[parent].parent
+        allowed = (
+            {"version", "container"}
+            if page is not None and page.kind == "attachment"
+            else {
+                "body.storage",
+                "version",
+                "ancestors",
+            }
+        )
+        if not expand <= allowed:
+            return self._refuse(request, f"cannot expand {sorted(expand)}")
         if page is None:
             return self._answer(request, 404, {"statusCode": 404, "message": "No content found with id"})
         body: dict[str, Any] = {
             "id": page.id,
-            "type": "page",
+            "type": page.kind,
             "status": "current",
             "title": page.title,
             "_links": {"base": f"{self.base}/wiki", "webui": f"/spaces/{self.space}/pages/{page.id}"},
         }
+        if page.kind == "attachment":
+            # https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-content---attachments/
+            body["_links"]["webui"] = f"/pages/viewpageattachments.action?pageId={page.parent}"
+            body["_links"]["download"] = (
+                f"/download/attachments/{page.parent}/{page.title}?version={page.version}&api=v2"
+            )
+            if "container" in expand and page.parent in self.pages:
+                body["container"] = {
+                    "id": page.parent,
+                    "type": "page",
+                    "title": self.pages[page.parent].title,
+                }
         if "body.storage" in expand:
             body["body"] = {"storage": {"value": page.body, "representation": "storage"}}
         if "version" in expand:
             body["version"] = {"number": page.version, "when": page.modified.isoformat()}
-        if "ancestors" in expand:  # root first, as the API lists them
+        if "ancestors" in expand and page.kind == "page":  # root first, as the API lists them
             body["ancestors"] = [{"id": a.id, "type": "page", "title": a.title} for a in ancestors]
         return self._answer(request, 200, body)
 

@@ -329,3 +329,28 @@ def test_an_office_document_linked_from_a_page_is_indexed(
     [(title, text)] = [(t, x) for doc_id, t, x in passages(kb) if doc_id.endswith("/forms/leave.docx")]
     assert text == "Send the leave request to your manager two weeks before the first day off."
     assert title == "Leave › Leave request"
+
+
+def test_index_every_indexes_then_waits_for_the_next_round(
+    kb: Path, site: Site, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(seconds: float, *args: object) -> None:
+        if seconds >= 10:  # the wait between rounds: the second one ends the run, as Ctrl-C would
+            waits.append(seconds)
+            if len(waits) == 2:
+                raise KeyboardInterrupt
+            return
+        await real_sleep(seconds)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    assert main(["index", "--every", "15m"]) == 130
+    captured = capsys.readouterr()
+    assert waits == [900, 900]
+    assert captured.err.count("next index in 15m (Ctrl-C stops)") == 2
+    assert f"site: {site.base}/: 5 new," in captured.out
+    assert f"site: {site.base}/: 0 new, 0 changed, 6 unchanged, 0 deleted" in captured.out  # round two
