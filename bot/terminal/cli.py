@@ -3,6 +3,7 @@
 
 import argparse
 import contextlib
+import functools
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -21,11 +22,10 @@ if TYPE_CHECKING:
     from bot.chat.memory import ThreadKey
     from bot.chat.service import ResearchService
     from bot.settings import ConferSettings
+    from bot.terminal.sources import ConnectorSyncs
     from graph import Answer, Question
     from retrieval.backends import SearchBackend
     from retrieval.collections import Collection, CollectionsConfig
-    from retrieval.connectors import SyncState
-    from retrieval.ingest.loaders import Document
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 HISTORY_FILE = "history"  # under CONFER_DATA_DIR: the interactive prompt's line history
@@ -323,9 +323,11 @@ async def _index(
         for path, reason in skipped_sources(collection, config):
             shown = path.relative_to(config.base_dir) if path.is_relative_to(config.base_dir) else path
             say_error(f"skipped {shown.as_posix()}: {reason}")
-    sources = _Sources(settings, chosen)
+    from bot.terminal.sources import ConnectorSyncs
+
+    sources = ConnectorSyncs(settings.data_dir, chosen)
     try:
-        broken = await sources.check()  # every source that cannot be synced, before any write
+        broken = await sources.check(say_error)  # every source that cannot be synced, before any write
         backend = build_backend(settings)
         try:
             return await _index_plans(plans, config, backend, sources, broken, err)
@@ -342,7 +344,7 @@ async def _index_plans(
     plans: "list[tuple[Collection, list[Path]]]",
     config: "CollectionsConfig",
     backend: "SearchBackend",
-    sources: "_Sources",
+    sources: "ConnectorSyncs",
     broken: set[str],
     err: "Console",
 ) -> int:
@@ -358,7 +360,8 @@ async def _index_plans(
         for collection, files in plans:
             if collection.name in broken:
                 continue
-            documents, complete = await sources.sync(collection, progress, lines)
+            say = functools.partial(_say_error_via, progress)
+            documents, complete = await sources.sync(collection, progress, lines, say)
             interrupted = interrupted or not complete
             task = progress.add_task(collection.title, total=len(files))
 
@@ -398,88 +401,6 @@ async def _index_plans(
     if broken:
         return EXIT_USAGE
     return EXIT_ERROR if interrupted else EXIT_OK
-
-
-class _Sources:
-    """The connectors of the collections being indexed, and the state their syncs keep."""
-
-    def __init__(self, settings: "ConferSettings", collections: "list[Collection]") -> None:
-        from retrieval.connectors import build_connector
-
-        self.settings = settings
-        self.connectors = {
-            c.name: [build_connector(entry, collection=c.name) for entry in c.connectors] for c in collections
-        }
-        self._state: SyncState | None = None
-
-    @property
-    def state(self) -> "SyncState":
-        from retrieval.connectors import SyncState
-
-        if self._state is None:
-            self._state = SyncState(self.settings.data_dir / "connectors.sqlite3")
-        return self._state
-
-    async def check(self) -> set[str]:
-        """The collections with a source that cannot be synced, each problem said in one line."""
-        from bot import messages
-        from retrieval.errors import SourceError
-
-        broken: set[str] = set()
-        for name, connectors in self.connectors.items():
-            for connector in connectors:
-                try:
-                    await connector.check()
-                except SourceError as exc:
-                    say_error(messages.describe_error(exc))
-                    broken.add(name)
-        return broken
-
-    async def sync(
-        self, collection: "Collection", progress: "Progress", lines: "Console"
-    ) -> "tuple[list[Document], bool]":
-        """Every source of ``collection`` synced, with a live line each: the documents they hold
-        now, and whether every sync ran to its end (one that stopped keeps what it applied)."""
-        from bot import messages
-        from retrieval.connectors import SourceReport, stored_documents, sync_source
-        from retrieval.errors import SourceError
-
-        documents: list[Document] = []
-        complete = True
-        for connector in self.connectors[collection.name]:
-            title = f"{collection.title}: {connector.label}"
-            task = progress.add_task(title, total=None)
-
-            def advance(report: SourceReport, task: "TaskID" = task) -> None:
-                progress.update(task, completed=report.seen)
-
-            try:
-                report = await sync_source(
-                    connector, self.state, collection=collection.name, on_progress=advance
-                )
-            except SourceError as exc:
-                _say_error_via(progress, messages.describe_error(exc))
-                complete = False
-            else:
-                line = messages.index_source_report(
-                    collection.name,
-                    report.label,
-                    added=report.added,
-                    changed=report.changed,
-                    unchanged=report.unchanged,
-                    deleted=report.deleted,
-                )
-                lines.print(line, markup=False, highlight=False)
-            progress.update(task, visible=False)
-            documents.extend(stored_documents(self.state, collection.name, connector))
-        return documents, complete
-
-    async def close(self) -> None:
-        for connectors in self.connectors.values():
-            for connector in connectors:
-                await connector.close()
-        if self._state is not None:
-            self._state.close()
 
 
 def _say_error_via(progress: "Progress", line: str) -> None:
