@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import embeddings
+from bench import connectors, embeddings
 from bench.fanout import measure_fanout
 from bench.llm_latency import measure_llm_latency
 from bench.llm_mode import measure_llm_mode
@@ -44,6 +44,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     report["search_sweep"] = [await measure_search(size, args.queries) for size in sizes]
     sizes = [size for size in embeddings.SEARCH_SIZES if size <= args.max_passages]
     report["embeddings"] = await embeddings.measure_embeddings(sizes, args.queries)
+    print("web connector: a local site, fetching against embedding …", flush=True)
+    report["web_connector"] = await connectors.measure_web_connector()
     if not args.skip_slack:
         print("slack: cold and warm bursts of 100 mentions + 20 redeliveries, and the floor …", flush=True)
         report["slack_100_mentions"] = slack = await measure_slack_load(100)
@@ -156,6 +158,7 @@ def markdown(report: dict[str, Any]) -> str:
         "“8 at once”: eight new queries of the collection together, as a question's branches send them.",
         "",
         *embeddings.markdown(report.get("embeddings")),
+        *connectors.markdown(report["web_connector"]),
     ]
     slack = report.get("slack_100_mentions")
     if slack:

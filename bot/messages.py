@@ -15,6 +15,8 @@ from retrieval.errors import (
     EmbeddingError,
     IndexingError,
     RetrievalError,
+    SourceError,
+    SourceProblem,
 )
 from retrieval.passages import TEXT_FORMAT
 
@@ -151,6 +153,8 @@ def describe_error(error: ConferError) -> str:
         return f"Collections file {error.path}: " + "; ".join(error.problems)
     if isinstance(error, DocumentLoadError):
         return f"Skipped {error.path}: {error.reason}"
+    if isinstance(error, SourceError):
+        return source_problem(error)
     if isinstance(error, RetrievalError):
         return (
             f"The search index for '{error.collection}' could not be read ({error.reason}); "
@@ -392,6 +396,35 @@ def index_counts(documents: int, passages: int) -> str:
 
 
 NOT_INDEXED = "not indexed"
+
+
+_SOURCE_FIXES: dict[SourceProblem, str] = {
+    "unreachable": "cannot be reached ({detail}): check its address and the network",
+    "refused": "refused ({detail}): check its address and that Confer may read it",
+    "not_found": "was not found ({detail}): check its address",
+    "rate_limited": "kept answering 'too many requests' ({detail}): lower its rate or sync later",
+    "credentials": "has no usable credentials ({detail})",
+    "interrupted": "stopped answering half-way ({detail}): the next `confer index` resumes it",
+}
+
+
+def source_problem(error: SourceError) -> str:
+    """One line naming the source, what went wrong and what to fix; the collection's other sources
+    and the other collections are still indexed."""
+    fix = _SOURCE_FIXES[error.problem].format(detail=error.detail or "no answer")
+    return f"Collection '{error.collection}': {error.source} {fix}."
+
+
+def index_source_report(
+    name: str, label: str, *, added: int, changed: int, unchanged: int, deleted: int
+) -> str:
+    """One line per connector source after its sync in ``confer index``."""
+    return f"{name}: {label}: {added} new, {changed} changed, {unchanged} unchanged, {deleted} deleted"
+
+
+def index_round(every: str) -> str:
+    """Said after each round of ``confer index --every``."""
+    return f"next index in {every} (Ctrl-C stops)"
 
 
 def index_report(

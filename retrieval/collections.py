@@ -6,16 +6,134 @@ import glob
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from retrieval.errors import CollectionsFileError
 from retrieval.language import DEFAULT_LANGUAGE, SNOWBALL
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 ANY_CHANNEL = "*"
+
+
+class WebSource(BaseModel):
+    """A web site crawled from ``url`` (and its ``sitemap``): see docs/connectors.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str = Field(pattern=r"^https?://[^/\s]+(/\S*)?$")
+    # true: the sitemap.xml at the site's root and those robots.txt names; or a sitemap's address.
+    sitemap: bool | str = False
+    rate: float = Field(2.0, gt=0, le=50)  # requests per second to one host, at most
+    max_pages: int = Field(5000, ge=1)
+
+
+class WebEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    web: WebSource
+
+
+class ConfluenceSource(BaseModel):
+    """The pages of one Confluence space (Cloud or Data Center): see docs/connectors.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # Cloud: https://SITE.atlassian.net/wiki; Data Center: the base address, e.g. https://wiki.example.com
+    url: str = Field(pattern=r"^https?://[^/\s]+(/\S*)?$")
+    space: str = Field(min_length=1, pattern=r"^[A-Za-z0-9~_-]+$")
+    rate: float = Field(5.0, gt=0, le=50)
+
+
+class ConfluenceEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    confluence: ConfluenceSource
+
+
+class SharePointSource(BaseModel):
+    """A SharePoint document library (``site`` and ``drive``) or a user's OneDrive (``user``), whole
+    or one ``folder`` of it, through Microsoft Graph: see docs/connectors.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    site: str | None = Field(
+        None, pattern=r"^https://[^/\s]+(/\S*)?$"
+    )  # https://contoso.sharepoint.com/sites/HR
+    user: str | None = Field(None, min_length=3)  # a OneDrive's owner: user principal name or id
+    drive: str = "Documents"  # the library's name, with ``site``
+    folder: str = Field("/", pattern=r"^/")
+    rate: float = Field(5.0, gt=0, le=50)
+
+    @model_validator(mode="after")
+    def _one_place(self) -> "SharePointSource":
+        if (self.site is None) == (self.user is None):
+            raise ValueError("give either site (a SharePoint library) or user (a OneDrive)")
+        return self
+
+
+class SharePointEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sharepoint: SharePointSource
+
+
+class DriveSource(BaseModel):
+    """A Google Drive folder (and its subfolders), in My Drive or a shared drive: see
+    docs/connectors.md."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    folder: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")  # the id in the folder's address
+    rate: float = Field(5.0, gt=0, le=50)
+
+
+class DriveEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    gdrive: DriveSource
+
+
+ConnectorEntry = WebEntry | ConfluenceEntry | SharePointEntry | DriveEntry
+
+
+def _source_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "files"
+    if isinstance(value, dict) and len(value) == 1:
+        return str(next(iter(value)))
+    if isinstance(value, ConfluenceEntry):
+        return "confluence"
+    if isinstance(value, SharePointEntry):
+        return "sharepoint"
+    if isinstance(value, DriveEntry):
+        return "gdrive"
+    return "web" if isinstance(value, WebEntry) else None
+
+
+SourceEntry = Annotated[
+    Annotated[str, Tag("files")]
+    | Annotated[WebEntry, Tag("web")]
+    | Annotated[ConfluenceEntry, Tag("confluence")]
+    | Annotated[SharePointEntry, Tag("sharepoint")]
+    | Annotated[DriveEntry, Tag("gdrive")],
+    Discriminator(
+        _source_kind,
+        custom_error_type="source_kind",
+        custom_error_message="expected a path or glob, or one of web, confluence, sharepoint, gdrive",
+    ),
+]
 
 
 class Collection(BaseModel):
@@ -28,7 +146,8 @@ class Collection(BaseModel):
     description: str = ""
     keywords: tuple[str, ...] = ()
     index: str = ""
-    sources: tuple[str, ...] = Field(min_length=1)
+    # Paths or globs of files, and connectors (``{web: {...}}``) that bring documents from elsewhere.
+    sources: tuple[SourceEntry, ...] = Field(min_length=1)
     # The language the documents are written in (ISO 639-1): a model plans this collection's
     # queries in it, and a "not found" says when the question is in another one.
     language: str = DEFAULT_LANGUAGE
@@ -46,6 +165,14 @@ class Collection(BaseModel):
         if value and not re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,200}", value):
             raise ValueError("must be a lowercase Elasticsearch index or alias name")
         return value
+
+    @property
+    def file_patterns(self) -> tuple[str, ...]:
+        return tuple(s for s in self.sources if isinstance(s, str))
+
+    @property
+    def connectors(self) -> tuple[ConnectorEntry, ...]:
+        return tuple(s for s in self.sources if not isinstance(s, str))
 
     @property
     def alias(self) -> str:
@@ -172,7 +299,7 @@ def _consistency_problems(config: CollectionsConfig) -> list[str]:
         if collection.name in seen:
             problems.append(f"collection '{collection.name}' is defined more than once")
         seen.add(collection.name)
-        for pattern in collection.sources:
+        for pattern in collection.file_patterns:
             problem = _pattern_problem(pattern)
             if problem:
                 problems.append(f"collection '{collection.name}': source '{pattern}' {problem}")
@@ -205,7 +332,7 @@ def resolve_sources(collection: Collection, config: CollectionsConfig) -> list[P
     """
     files: set[Path] = set()
     problems: list[str] = []
-    for pattern in collection.sources:
+    for pattern in collection.file_patterns:
         full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
         if glob.has_magic(pattern):
             found = glob.glob(full, recursive=True)  # noqa: PTH207 (absolute or relative patterns)
@@ -237,7 +364,7 @@ def skipped_sources(collection: Collection, config: CollectionsConfig) -> list[t
         elif path.is_dir() and path.suffix.lower() in SUPPORTED_SUFFIXES:
             found[path] = "a folder named like a document, not a file"
 
-    for pattern in collection.sources:
+    for pattern in collection.file_patterns:
         full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
         if glob.has_magic(pattern):
             for match in glob.glob(full, recursive=True):  # noqa: PTH207 (absolute or relative patterns)

@@ -4,6 +4,7 @@ Errors carry structured fields; only ``bot/messages.py`` turns them into words f
 """
 
 from pathlib import Path
+from typing import Literal
 
 
 class ConferError(Exception):
@@ -70,3 +71,18 @@ class DataDirError(ConferError):
         self.path = path
         self.reason = reason
         super().__init__(f"{path}: {reason}")
+
+
+SourceProblem = Literal["unreachable", "refused", "not_found", "rate_limited", "credentials", "interrupted"]
+
+
+class SourceError(ConferError):
+    """A connector's source (a web site, a Confluence space, a drive) could not be synced: what went
+    wrong as a ``problem`` that names what to fix, and a short ``detail`` (a status, an OS error)."""
+
+    def __init__(self, *, collection: str, source: str, problem: SourceProblem, detail: str = "") -> None:
+        self.collection = collection
+        self.source = source
+        self.problem = problem
+        self.detail = detail
+        super().__init__(f"{collection}: {source}: {problem} {detail}".strip())

@@ -1,4 +1,4 @@
-"""Source loaders: Markdown, plain text, reStructuredText, HTML, PDF and JSONL.
+"""Source loaders: Markdown, plain text, reStructuredText, HTML, PDF, JSONL and Office documents.
 
 Each loader returns ``Document``s made of heading-delimited ``Section``s so the chunker can keep
 passages inside one heading. Problems become ``DocumentLoadError`` with a short reason.
@@ -30,6 +30,7 @@ SUPPORTED_SUFFIXES = (
     ".htm",
     ".pdf",
     ".jsonl",
+    *(OFFICE_SUFFIXES := (".docx", ".pptx", ".xlsx")),  # retrieval.ingest.office
 )
 
 
@@ -88,6 +89,10 @@ def _load_file(path: Path, source: str) -> list[Document]:
         raise DocumentLoadError(path=path, reason=f"unsupported file type '{suffix or path.name}'")
     if suffix == ".pdf":
         return [_load_pdf(path, source)]
+    if suffix in OFFICE_SUFFIXES:
+        from retrieval.ingest.office import load_office  # python-docx, python-pptx, openpyxl
+
+        return [load_office(path, source)]
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:

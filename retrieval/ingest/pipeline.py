@@ -7,7 +7,7 @@ passages are kept rather than silently removed.
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig, resolve_sources
 from retrieval.errors import DocumentLoadError
 from retrieval.ingest.chunker import ChunkingSettings, chunk_document
-from retrieval.ingest.loaders import load_file
+from retrieval.ingest.loaders import Document, load_file
 from retrieval.passages import Passage
 
 logger = logging.getLogger(__name__)
@@ -55,9 +55,11 @@ async def index_collection(
     on_file: ProgressCallback | None = None,
     on_embedded: Callable[[int, int], None] | None = None,
     chunking: ChunkingSettings | None = None,
+    documents: Sequence[Document] = (),
 ) -> IndexReport:
-    """Bring one collection in the backend up to date with its sources. ``on_embedded(done, total)``
-    follows the embedding of its passages (with embeddings on)."""
+    """Bring one collection in the backend up to date with its sources: its files, and the
+    ``documents`` its connectors synced. ``on_embedded(done, total)`` follows the embedding of its
+    passages (with embeddings on)."""
     files = resolve_sources(collection, config) if files is None else files
     report = IndexReport(collection=collection.name, files=len(files))
     passages: dict[str, Passage] = {}
@@ -65,18 +67,22 @@ async def index_collection(
     for path in files:
         source = source_name(path, config.base_dir)
         try:
-            documents = await asyncio.to_thread(load_file, path, source=source)
+            loaded = await asyncio.to_thread(load_file, path, source=source)
         except DocumentLoadError as exc:
             logger.warning("skipped %s: %s", path, exc.reason, extra={"collection": collection.name})
             report.failures.append(exc)
             failed_sources.append(source)
         else:
-            report.documents += len(documents)
-            for document in documents:
+            report.documents += len(loaded)
+            for document in loaded:
                 for passage in chunk_document(document, collection=collection.name, settings=chunking):
                     passages.setdefault(passage.id, passage)
         if on_file is not None:
             on_file(path)
+    report.documents += len(documents)
+    for document in documents:
+        for passage in chunk_document(document, collection=collection.name, settings=chunking):
+            passages.setdefault(passage.id, passage)
     for passage in await backend.passages_from_sources(collection, failed_sources):
         passages.setdefault(passage.id, passage)
     embedding: Callable[[int], None] | None = None

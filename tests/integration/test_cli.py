@@ -460,3 +460,14 @@ def test_index_says_when_an_index_of_an_older_text_format_is_rebuilt(
     ) in out
     assert main(["index"]) == 0
     assert "older version" not in capsys.readouterr().out
+
+
+def test_index_every_takes_a_duration_and_refuses_anything_else(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser()
+    assert parser.parse_args(["index", "--every", "15m"]).every == 900
+    assert parser.parse_args(["index", "--every", "2h"]).every == 7200
+    assert parser.parse_args(["index", "--every", "90s"]).every == 90
+    assert main(["index", "--every", "15 minutes"]) == 2
+    assert "'15 minutes' is no duration: write it like 90s, 15m or 2h" in capsys.readouterr().err
+    assert main(["index", "--every", "5s"]) == 2
+    assert "--every must be at least 10s" in capsys.readouterr().err

@@ -225,7 +225,7 @@ def test_compose_validates_and_references_what_exists() -> None:
             source = volume.split(":")[0]
             if source.startswith("."):
                 assert (DEPLOY / source).exists(), f"{name}: {source}"
-        if name in ("index", "confer"):
+        if name in ("index", "indexer", "confer"):
             assert set(service["environment"]) <= SETTINGS_VARIABLES, name
     prometheus = yaml.safe_load((DEPLOY / "prometheus/prometheus.yml").read_text())
     assert prometheus["scrape_configs"][0]["static_configs"][0]["targets"] == ["confer:3000"]
@@ -372,6 +372,35 @@ def test_more_than_one_replica_shares_thread_memory_through_database_url() -> No
     image_env, _ = _image_env()
     mounts = {volume.split(":")[1]: volume.split(":")[0] for volume in confer["volumes"]}
     assert mounts[image_env["CONFER_DATA_DIR"]] in compose["volumes"]
+
+
+def test_collections_are_kept_fresh_on_a_schedule_that_keeps_its_sync_state() -> None:
+    import kubernetes_validate
+
+    from bot.terminal.cli import build_parser
+
+    image_env, _ = _image_env()
+    data_dir = image_env["CONFER_DATA_DIR"]
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    indexer = services["indexer"]
+    assert build_parser().parse_args(indexer["command"]).every == 15 * 60
+    assert indexer["depends_on"]["index"]["condition"] == "service_completed_successfully"
+    for name in ("index", "indexer"):  # one sync state, kept across runs and restarts
+        mounts = {volume.split(":")[1]: volume.split(":")[0] for volume in services[name]["volumes"]}
+        assert mounts[data_dir] == "index-state" and "index-state" in compose["volumes"], name
+    cron, claim = _k8s("index/cronjob-index.yaml")
+    for document in (cron, claim):
+        kubernetes_validate.validate(document, "1.30", strict=True)
+    assert cron["spec"]["concurrencyPolicy"] == "Forbid"
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    [job] = _k8s("index/job-index.yaml")
+    assert container["image"] == job["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert container["args"] == ["index"] and set(_env_names(container)) <= SETTINGS_VARIABLES
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    [state] = [m for m in container["volumeMounts"] if m["mountPath"] == data_dir]
+    assert volumes[state["name"]]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
 
 
 def test_the_index_job_cannot_start_on_an_empty_documents_volume(tmp_path: Path) -> None:

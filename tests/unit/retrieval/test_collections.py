@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.collections import load_collections, resolve_sources
+from retrieval.collections import WebEntry, load_collections, resolve_sources
 from retrieval.errors import CollectionsFileError
 
 VALID = """
@@ -109,3 +109,39 @@ def test_a_collection_declares_its_documents_language_english_by_default(tmp_pat
     (tmp_path / "y").write_text("y")
     config = load_collections(_file(tmp_path, text))
     assert [c.language for c in config.collections] == ["en", "de"]
+
+
+def test_connector_sources_sit_beside_file_globs(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/a.md").write_text("# A\ntext")
+    config = load_collections(
+        _file(
+            tmp_path,
+            "collections:\n  - name: eng\n    title: Engineering\n"
+            "    sources: [docs/*.md, {web: {url: 'https://docs.example.com', sitemap: true}}]\n",
+        )
+    )
+    eng = config.collections[0]
+    assert eng.file_patterns == ("docs/*.md",)
+    assert [(c.web.url, c.web.sitemap, c.web.rate) for c in eng.connectors if isinstance(c, WebEntry)] == [
+        ("https://docs.example.com", True, 2.0)
+    ]
+    assert resolve_sources(eng, config) == [tmp_path / "docs/a.md"]
+
+
+def test_a_misconfigured_connector_source_is_named_with_what_to_fix(tmp_path: Path) -> None:
+    text = (
+        "collections:\n  - name: eng\n    title: Engineering\n"
+        "    sources: [{web: {url: 'ftp://x', rate: 0}}, {wiki: {url: 'https://x'}}, {web: {site: x}}]\n"
+    )
+    with pytest.raises(CollectionsFileError) as caught:
+        load_collections(_file(tmp_path, text))
+    problems = caught.value.problems
+    assert (
+        "collections.0.sources.0.web.web.url: String should match pattern '^https?://[^/\\s]+(/\\S*)?$'"
+        in problems
+    )
+    assert "collections.0.sources.0.web.web.rate: Input should be greater than 0" in problems
+    expected = "expected a path or glob, or one of web, confluence, sharepoint, gdrive"
+    assert f"collections.0.sources.1: {expected}" in problems
+    assert "collections.0.sources.2.web.web.site: unknown key" in problems
