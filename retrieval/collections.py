@@ -252,7 +252,9 @@ def describe_validation_errors(exc: ValidationError) -> list[str]:
         ]
         if error["type"] == "too_short" and nested:
             continue  # "at least one item" only because the items themselves failed
-        location = ".".join(str(part) for part in error["loc"]) or "file"
+        # A connector entry's union tag repeats its key ("sources.0.web.web.url"): said once.
+        parts = [str(part) for i, part in enumerate(error["loc"]) if i == 0 or part != error["loc"][i - 1]]
+        location = ".".join(parts) or "file"
         problems.append(f"{location}: {_problem(error['type'], error['loc'], error['msg'], error['input'])}")
     return problems
 
@@ -269,6 +271,8 @@ def _problem(kind: str, loc: tuple[int | str, ...], message: str, value: object)
             f"'{value}' is not a collection name: lowercase letters, digits, '-' and '_', starting "
             f"with a letter or digit, at most 63 characters{example}"
         )
+    if kind == "string_pattern_mismatch" and loc[-1] in ("url", "site"):
+        return "must be an address starting with https:// (or http:// where the source allows it)"
     if kind == "too_short" and loc[-1] == "sources":
         return "needs at least one file, folder or glob"
     if kind == "too_short" and loc[-1] == "collections":
@@ -282,7 +286,14 @@ def _known_keys(loc: tuple[int | str, ...]) -> list[str]:
     """The keys allowed where an unknown key ``loc`` was found."""
     if len(loc) == 1:
         return ["collections", "channels"]
-    model: type[BaseModel] = Collection if loc[0] == "collections" else ChannelPolicy
+    sources: dict[str, type[BaseModel]] = {
+        "web": WebSource,
+        "confluence": ConfluenceSource,
+        "sharepoint": SharePointSource,
+        "gdrive": DriveSource,
+    }
+    inside = next((sources[str(part)] for part in reversed(loc[:-1]) if str(part) in sources), None)
+    model: type[BaseModel] = inside or (Collection if loc[0] == "collections" else ChannelPolicy)
     return list(model.model_fields)
 
 
