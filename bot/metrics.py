@@ -32,6 +32,7 @@ class ConferMetrics:
     embedding_failures: Counter
     questions_in_flight: Gauge
     feedback: Counter
+    traces_shown: Counter
     llm_fallbacks: Counter
     ready: Gauge
     teams_api_calls: Counter
@@ -152,6 +153,9 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             "confer_questions_in_flight", "Questions being answered now.", registry=registry
         ),
         feedback=Counter("confer_feedback", "Answer feedback clicks by vote.", ["vote"], registry=registry),
+        traces_shown=Counter(
+            "confer_traces_shown", "Answer traces shown on demand (How I found this).", registry=registry
+        ),
         ready=Gauge(
             "confer_ready",
             "1 while the service is ready (search reachable, taking questions).",

@@ -166,6 +166,7 @@ class ConferServer:
                 ttl_days=settings.thread_ttl_days,
                 connect_seconds=self.store_connect_seconds,
                 postgres=self.memory.postgres,  # one PostgreSQL pool for both
+                trace_days=settings.trace_retention_days,
             )
         except FeedbackUnavailableError as exc:
             raise SettingsError([str(exc)]) from None

@@ -108,6 +108,10 @@ class ConferSettings(BaseSettings):
     database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))
     thread_ttl_days: float = Field(30.0, gt=0, le=3650, validation_alias=_env("CONFER_THREAD_TTL_DAYS"))
     thread_followups: bool = Field(True, validation_alias=_env("CONFER_THREAD_FOLLOWUPS"))
+    # How long an answer's trace ("How I found this", ``confer trace``) is kept with it.
+    trace_retention_days: float = Field(
+        30.0, gt=0, le=3650, validation_alias=_env("CONFER_TRACE_RETENTION_DAYS")
+    )
 
     @field_validator("elasticsearch_url", "llm_base_url", "slack_api_url", "embeddings_base_url")
     @classmethod

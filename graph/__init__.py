@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from graph.research.question import comparison_sides, extract_targets
     from graph.runner import stream_research
     from graph.store import postgres_store, process_store, sqlite_store
+    from graph.trace import AnswerTrace
     from graph.verify.citations import is_supported
 
 # Each public name and the module that defines it.
@@ -91,6 +92,7 @@ _HOMES = {
     "postgres_store": "graph.store",
     "process_store": "graph.store",
     "sqlite_store": "graph.store",
+    "AnswerTrace": "graph.trace",
     "is_supported": "graph.verify.citations",
 }
 
@@ -101,6 +103,7 @@ __all__ = [
     "Answer",
     "AnswerReady",
     "AnswerSentence",
+    "AnswerTrace",
     "BranchFinished",
     "BranchStarted",
     "ChatModel",

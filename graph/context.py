@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph.llm.port import ChatModel
+from graph.trace import TraceRecorder
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection
 
@@ -76,6 +77,7 @@ class GraphContext:
     llm: ChatModel | None = None
     deadline: float | None = None  # time.monotonic() by which the whole question must be answered
     work: ModelWork | None = None  # with a model: its calls running beside the research (per run)
+    trace: TraceRecorder = field(default_factory=TraceRecorder)  # what the run found (per run)
 
     def budget(self, limit: float, *, reserve: float = 0.0) -> float:
         """``limit`` seconds, or less if the question's deadline (minus ``reserve``) comes first."""

@@ -4,6 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from graph.trace import AnswerDecision, AnswerTrace
 from retrieval.passages import Passage
 
 QuestionKind = Literal["factual", "comparative", "exploratory", "greeting", "thanks", "help"]
@@ -23,6 +24,7 @@ class Question(_Frozen):
     allowed: tuple[str, ...]
     requested: tuple[str, ...] = ()
     defaults: tuple[str, ...] = ()
+    asked: str = ""  # a follow-up as typed, when ``text`` is its rewrite (shown in the trace only)
 
 
 class ResearchTask(_Frozen):
@@ -187,6 +189,10 @@ class Answer(_Frozen):
     choice: str = ""
     # How the extractive answer judge read the evidence (``None``: not judged, e.g. a comparison).
     judgement: Judgement | None = None
+    # What the answer step decided (``graph.trace``): set by the answer step, or derived from the
+    # answer when it sets none; and how the whole answer was found, set when the graph finishes.
+    decision: AnswerDecision | None = None
+    trace: AnswerTrace | None = None
 
     @property
     def partial(self) -> bool:

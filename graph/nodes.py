@@ -66,6 +66,7 @@ from graph.research.reflect import (
 )
 from graph.research.scores import comparable_findings
 from graph.state import ResearchState
+from graph.trace import decided
 from retrieval.errors import CollectionNotIndexedError, RetrievalError
 from retrieval.passages import Passage
 
@@ -88,6 +89,7 @@ async def plan(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[str
         allowed = [context.collections[n] for n in allowed_names(question, context.collections)]
         scores = await context.backend.probe(allowed, question.text, meaning=question.text)
     result = plan_research(question, kind, context.collections, scores, context.limits)
+    context.trace.plan(result, scores, context.limits.routing_ratio)
     join = False
     if context.llm is not None and context.work is not None and result.tasks:
         # The rule-based plan's searches start now; the model's plan, asked at the same time,
@@ -289,6 +291,7 @@ async def run_branch(task: ResearchTask, context: GraphContext, writer: StreamWr
     finding = finding.model_copy(
         update={"seconds": seconds, "round": task.round, "entity": task.entity, "origin": task.origin}
     )
+    context.trace.branch(task, finding)
     writer(
         BranchFinished(
             collection=finding.collection,
@@ -469,6 +472,7 @@ async def _join_plan(
         return {}
     update: dict[str, object] = {}
     if added:
+        context.trace.added(added, "model")
         wider = base.model_copy(update={"tasks": (*base.tasks, *added)})
         writer(
             PlanReady(
@@ -510,6 +514,7 @@ async def _join_follow_ups(
     if not tasks:
         return {}
     runtime.stream_writer(FollowUp(round=number, targets=tuple((t.entity, t.collection) for t in tasks)))
+    context.trace.follow_ups(number - 1, tasks, "model")
     findings = await asyncio.gather(*(run_branch(t, context, runtime.stream_writer) for t in tasks))
     return {"findings": list(findings)}
 
@@ -553,6 +558,7 @@ async def reflect(state: ResearchState, runtime: Runtime[GraphContext]) -> dict[
     searched = {(f.entity.lower(), f.collection) for f in findings if f.entity}
     follow_ups = _follow_up_tasks(question, routed, number, searched)
     if follow_ups:
+        context.trace.follow_ups(number, follow_ups, "rules")
         runtime.stream_writer(
             FollowUp(round=number + 1, targets=tuple((t.entity, t.collection) for t in follow_ups))
         )
@@ -604,7 +610,8 @@ async def synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> di
         first = [f for f in findings if f.round == 1]
         outcomes = answer.model_copy(update={"outcomes": outcomes_of(state["plan"], first)})
         answer = answer.model_copy(update={"outcomes": outcomes_across_rounds(outcomes, findings)})
-    return {"answer": answer.model_copy(update={"rounds": tuple(state.get("rounds", ()))})}
+    # The answer step's decision, for the trace: its own, or read from the answer.
+    return {"answer": decided(answer.model_copy(update={"rounds": tuple(state.get("rounds", ()))}))}
 
 
 async def _synthesize(state: ResearchState, runtime: Runtime[GraphContext]) -> Answer:
@@ -674,6 +681,7 @@ async def _answer_from_elsewhere(
 ) -> Answer:
     """Nothing answered: name (``in:``) or use (automatic routing) the collections that would."""
     names, extra, tasks = await search_elsewhere(context, question, plan_)
+    context.trace.elsewhere(tasks, extra)
     if not names:
         return answer
     if plan_.routing in ("explicit", "channel_default"):

@@ -13,6 +13,7 @@ from graph.events import AnswerReady, ProgressEvent
 from graph.llm.port import QuestionModel
 from graph.models import Question
 from graph.state import ResearchState
+from graph.trace import TraceRecorder, recording, trace_of
 
 RECURSION_LIMIT = 25
 
@@ -36,20 +37,25 @@ async def stream_research(
         if context.deadline is not None:
             deadline = min(deadline, context.deadline)
         context = replace(context, llm=QuestionModel(context.llm, deadline=deadline), work=ModelWork())
+    context = replace(context, trace=TraceRecorder(started=started))  # this question's own
     config: RunnableConfig = {"recursion_limit": RECURSION_LIMIT}
     if sequential:
         config["max_concurrency"] = 1
     final: dict[str, Any] = {}
     state: ResearchState = {"question": question}
     try:
-        async for mode, chunk in graph.astream(
-            state, config=config, context=context, stream_mode=["custom", "values"]
-        ):
-            if mode == "custom":
-                yield cast(ProgressEvent, chunk)
-            elif mode == "values":
-                final = cast(dict[str, Any], chunk)
+        with recording(context.trace):
+            async for mode, chunk in graph.astream(
+                state, config=config, context=context, stream_mode=["custom", "values"]
+            ):
+                if mode == "custom":
+                    yield cast(ProgressEvent, chunk)
+                elif mode == "values":
+                    final = cast(dict[str, Any], chunk)
     finally:
         if context.work is not None:
             context.work.cancel()  # model calls the answer no longer waits for
-    yield AnswerReady(answer=final["answer"], seconds=round(time.monotonic() - started, 4))
+    answer = final["answer"]
+    trace = trace_of(context.trace, question, final.get("plan"), final.get("rounds", ()), answer)
+    answer = answer.model_copy(update={"trace": trace})
+    yield AnswerReady(answer=answer, seconds=round(time.monotonic() - started, 4))

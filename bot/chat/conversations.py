@@ -92,6 +92,7 @@ class Conversations:
         question = service.make_question(
             standalone.text, channel=channel, extra_targets=[*extra_targets, *named, *carried]
         )
+        question = question.model_copy(update={"asked": asked})  # the trace shows both
         logger.debug("follow-up rewritten", extra={"asked": asked, "standalone": standalone.text})
         return Prepared(question, standalone, asked, True)
 

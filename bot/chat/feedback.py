@@ -5,7 +5,8 @@ cites, the collections searched, and where it was posted) is kept, keyed by the 
 feedback buttons carry, so a click minutes or days later still knows what it rates. Records expire
 after ``CONFER_THREAD_TTL_DAYS`` (like the thread memory); votes are kept, each with a copy of the
 answer it rates, its reason (👎: wrong, incomplete, out of date, other) and an optional comment.
-No user ids are kept.
+No user ids are kept. Each answer's trace ("How I found this": ``graph.trace``) is kept beside its
+record under the same question id, for ``CONFER_TRACE_RETENTION_DAYS``.
 
 Storage sits beside the thread memory, on the same store layer (``bot.chat.stores``): a SQLite file of its
 own in ``CONFER_DATA_DIR`` by default, PostgreSQL with ``DATABASE_URL`` (two small tables of
@@ -39,6 +40,7 @@ from bot.chat.stores import (
     open_sqlite,
 )
 from bot.metrics import ConferMetrics
+from graph import AnswerTrace
 from retrieval.errors import ConferError
 
 logger = logging.getLogger(__name__)
@@ -127,6 +129,7 @@ class VoteRecord(BaseModel):
     answer: str = ""
     passage_ids: tuple[str, ...] = ()
     collections: tuple[str, ...] = ()
+    traced: bool = False  # whether the answer's trace is kept (``confer trace QUESTION_ID``)
 
     def as_json(self) -> dict[str, Any]:
         data = self.model_dump(mode="json")
@@ -170,6 +173,9 @@ _SCHEMA = (
         workspace TEXT NOT NULL, channel TEXT NOT NULL, answer TEXT NOT NULL,
         passage_ids TEXT NOT NULL, collections TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS confer_feedback_votes_at ON confer_feedback_votes (at)",
+    """CREATE TABLE IF NOT EXISTS confer_feedback_traces (
+        question_id TEXT PRIMARY KEY, trace TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS confer_feedback_traces_created ON confer_feedback_traces (created)",
 )
 # One vote per person and answer: a second click replaces the first (a change of mind from 👍 to
 # 👎 keeps only the 👎, a double click counts once); a reason given earlier belongs to the old vote.
@@ -179,19 +185,30 @@ _INSERT_VOTE = (
     "ON CONFLICT (id) DO UPDATE SET vote = excluded.vote, reason = NULL, comment = '', at = excluded.at"
 )
 _SELECT_VOTES = (
-    "SELECT id, question_id, vote, reason, comment, at, platform, workspace, channel, answer, "
-    "passage_ids, collections FROM confer_feedback_votes WHERE at >= ? ORDER BY at, id"
+    "SELECT v.id, v.question_id, v.vote, v.reason, v.comment, v.at, v.platform, v.workspace, v.channel, "
+    "v.answer, v.passage_ids, v.collections, t.question_id IS NOT NULL FROM confer_feedback_votes v "
+    "LEFT JOIN confer_feedback_traces t ON t.question_id = v.question_id AND t.created >= ? "
+    "WHERE v.at >= ? ORDER BY v.at, v.id"
 )
 
 
 class FeedbackStore:
     """Answer records and votes in SQLite or PostgreSQL."""
 
-    def __init__(self, database: Database, *, backend: str, ttl_days: float, owns: bool = True) -> None:
+    def __init__(
+        self,
+        database: Database,
+        *,
+        backend: str,
+        ttl_days: float,
+        owns: bool = True,
+        trace_days: float = 30.0,
+    ) -> None:
         self._db = database
         self._owns = owns  # closed with the store, unless it is another store's (a shared pool)
         self.backend = backend
         self._ttl_seconds = ttl_days * 86400
+        self.trace_days = trace_days
         self._sweeper = Sweeper(
             "confer-feedback-sweep",
             self.sweep,
@@ -225,6 +242,31 @@ class FeedbackStore:
                 ),
             )
         )
+
+    async def keep_trace(self, question_id: str, trace: AnswerTrace, *, created: float | None = None) -> None:
+        """Keep an answer's trace under its question id (replaces a trace with that id)."""
+        await self._call(
+            self._db.execute("DELETE FROM confer_feedback_traces WHERE question_id = ?", (question_id,))
+        )
+        await self._call(
+            self._db.execute(
+                "INSERT INTO confer_feedback_traces (question_id, trace, created) VALUES (?, ?, ?)",
+                (question_id, trace.model_dump_json(), created or time.time()),
+            )
+        )
+
+    async def trace(self, question_id: str) -> AnswerTrace | None:
+        """The trace kept under ``question_id``, or ``None`` once it expired (or was never kept)."""
+        rows = await self._call(
+            self._db.fetch(
+                "SELECT trace FROM confer_feedback_traces WHERE question_id = ? AND created >= ?",
+                (question_id, self._trace_since()),
+            )
+        )
+        return AnswerTrace.model_validate_json(rows[0][0]) if rows else None
+
+    def _trace_since(self) -> float:
+        return time.time() - self.trace_days * 86400
 
     async def answer(self, question_id: str) -> AnswerRecord | None:
         """The record of a posted answer, or ``None`` once it expired (or was never kept)."""
@@ -304,7 +346,7 @@ class FeedbackStore:
         rows = await self._call(
             self._db.fetch(
                 _SELECT_VOTES,
-                (since if since is not None else 0.0,),
+                (self._trace_since(), since if since is not None else 0.0),
             )
         )
         return [
@@ -321,18 +363,22 @@ class FeedbackStore:
                 answer=row[9],
                 passage_ids=tuple(json.loads(row[10])),
                 collections=tuple(json.loads(row[11])),
+                traced=bool(row[12]),
             )
             for row in rows
         ]
 
     async def sweep(self) -> int:
-        """Delete expired answer records now; returns how many (votes stay)."""
+        """Delete expired answer records and traces now; returns how many (votes stay)."""
         removed = await self._call(
             self._db.execute(
                 "DELETE FROM confer_feedback_answers WHERE created < ?", (time.time() - self._ttl_seconds,)
             )
         )
-        return int(removed)
+        traces = await self._call(
+            self._db.execute("DELETE FROM confer_feedback_traces WHERE created < ?", (self._trace_since(),))
+        )
+        return int(removed) + int(traces)
 
     def start_sweeping(self) -> None:
         """Sweep expired answer records every ``SWEEP_MINUTES`` on the running loop until ``close``."""
@@ -368,6 +414,32 @@ class FeedbackDesk:
             await self.store.keep_answer(record)
         except FeedbackUnavailableError as exc:
             self._unavailable(exc)
+
+    @property
+    def trace_days(self) -> float:
+        return self.store.trace_days if self.store is not None else 30.0
+
+    async def keep_trace(self, question_id: str, trace: AnswerTrace) -> bool:
+        """Whether the trace was kept."""
+        if self.store is None:
+            return False
+        try:
+            await self.store.keep_trace(question_id, trace)
+        except FeedbackUnavailableError as exc:
+            self._unavailable(exc)
+            return False
+        return True
+
+    async def trace(self, question_id: str) -> AnswerTrace | None:
+        """The kept trace; ``None`` when it is not kept. Raises ``FeedbackUnavailableError`` (the
+        caller says so, rather than that it expired)."""
+        if self.store is None:
+            return None
+        try:
+            return await self.store.trace(question_id)
+        except FeedbackUnavailableError as exc:
+            self._unavailable(exc)
+            raise
 
     async def vote(self, question_id: str, vote: Vote, *, place: Place, voter: str) -> VoteRecord | None:
         """The stored vote (one per ``voter`` and answer), or ``None`` when it could not be stored."""
@@ -414,6 +486,7 @@ async def build_feedback_store(
     ttl_days: float,
     connect_seconds: float = CONNECT_SECONDS,
     postgres: PostgresDatabase | None = None,
+    trace_days: float = 30.0,
 ) -> FeedbackStore:
     """SQLite in ``data_dir``, or PostgreSQL at ``database_url`` (through ``bot.chat.stores``, as the
     thread memory); tables are created when missing. ``postgres``: the pool the thread memory
@@ -442,7 +515,9 @@ async def build_feedback_store(
             f"CONFER_DATA_DIR: cannot open the feedback store at {path} ({exc.reason})"
         ) from None
     shared = database is postgres
-    store = FeedbackStore(database, backend=database.backend, ttl_days=ttl_days, owns=not shared)
+    store = FeedbackStore(
+        database, backend=database.backend, ttl_days=ttl_days, owns=not shared, trace_days=trace_days
+    )
     try:
         for statement in _SCHEMA:
             await store._call(database.execute(statement))

@@ -22,12 +22,13 @@ from bot import messages
 from bot.chat.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
 from bot.chat.conversations import Conversations, Prepared
 from bot.chat.dedupe import EventDeduplicator
-from bot.chat.feedback import FeedbackDesk, Place, Reason, Vote, VoteRecord
+from bot.chat.feedback import FeedbackDesk, FeedbackUnavailableError, Place, Reason, Vote, VoteRecord
 from bot.chat.memory import ThreadKey
 from bot.chat.render import collection_title
 from bot.chat.scheduler import QuestionScheduler, ShuttingDownError
 from bot.chat.service import ResearchService, Surface
 from bot.chat.thread import ChatThread, answer_in_thread
+from bot.chat.trace_view import TraceLine, shown_in, trace_lines
 from bot.errors import EmptyQuestionError
 from bot.metrics import ConferMetrics
 from graph import CollectionAccessError, PriorTurn, Question, Standalone, subject_of
@@ -224,6 +225,21 @@ class Intake:
     async def explain(self, vote_id: str, reason: Reason, comment: str = "") -> bool:
         """Keep why a vote was down; whether it was kept."""
         return await self.desk.explain(vote_id, reason, comment)
+
+    async def trace(self, question_id: str, *, place: str) -> list[TraceLine] | str:
+        """ "How I found this" for the answer ``question_id``, as lines to show the person who asked
+        for it in ``place``: only what ``place`` may search now is in them (the place's policy may
+        have changed since, or the answer was asked elsewhere). A sentence from ``bot.messages``
+        when the trace is no longer kept or cannot be read."""
+        try:
+            trace = await self.desk.trace(question_id)
+        except FeedbackUnavailableError:
+            return messages.TRACE_NOT_KEPT
+        if trace is None:
+            return messages.TRACE_GONE.format(days=f"{self.desk.trace_days:g}")
+        config = self.service.config
+        self.metrics.traces_shown.inc()
+        return trace_lines(shown_in(trace, allowed_collections(config, place)), config)
 
     async def _answer(self, message: Message, question: Question, opener: Opener) -> None:
         """The question's life in its thread, kept in the thread's memory (the question as soon as

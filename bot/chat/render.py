@@ -29,6 +29,7 @@ class AnswerFooter:
 
     question_id: str = ""
     suggestions: tuple[Suggestion, ...] = ()
+    traced: bool = False  # the answer's trace is kept under ``question_id``: "How I found this"
 
 
 def takes_votes(answer: Answer) -> bool:
@@ -137,6 +138,7 @@ def answer_json(answer: Answer, config: CollectionsConfig, seconds: float) -> di
         ],
         "rounds": [{"collections": list(r.collections), "queries": list(r.queries)} for r in answer.rounds],
         "seconds": round(seconds, 4),
+        "trace": answer.trace.model_dump(mode="json") if answer.trace is not None else None,
     }
 
 

@@ -296,7 +296,7 @@ async def answer_footer(
 ) -> AnswerFooter:
     """What goes under the answer before its suggested follow-ups: a new question id; for an answer
     people can vote on ("not found" included), where votes can be kept, its record is kept under
-    that id before the buttons carrying it are posted."""
+    that id before the buttons carrying it are posted, and its trace beside it ("How I found this")."""
     question_id = new_question_id()  # also names the footer's blocks, unique per message
     if feedback is None or key is None or not takes_votes(answer):
         return AnswerFooter(question_id=question_id)
@@ -312,7 +312,8 @@ async def answer_footer(
             collections=tuple(o.name for o in answer.outcomes),
         )
     )
-    return AnswerFooter(question_id=question_id)
+    traced = answer.trace is not None and await feedback.keep_trace(question_id, answer.trace)
+    return AnswerFooter(question_id=question_id, traced=traced)
 
 
 async def _finish_interrupted(thread: ChatThread, writer: StatusWriter) -> None:

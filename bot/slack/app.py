@@ -30,8 +30,10 @@ from bot.slack.blocks import (
     FEEDBACK_FORM,
     LEGACY_FEEDBACK_ACTIONS,
     REASON_BLOCK,
+    TRACE_ACTION,
     answer_message,
     feedback_form,
+    trace_message,
 )
 from bot.slack.followups import SlackHistory, parse_message, thread_key
 from bot.slack.gateway import (
@@ -82,10 +84,20 @@ class SlackResponder:
     async def post(self, channel: str, thread_ts: str | None, text: str, **extra: Any) -> dict[str, Any]:
         return await post_message(self.gateway, channel, thread_ts, text, **extra)
 
-    async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> bool:
+    async def ephemeral(
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        thread_ts: str | None = None,
+        *,
+        blocks: list[dict[str, Any]] | None = None,
+    ) -> bool:
         params: dict[str, Any] = {"channel": channel, "user": user, "text": text}
         if thread_ts:
             params["thread_ts"] = thread_ts
+        if blocks:
+            params["blocks"] = blocks
         try:
             await self.gateway.call("chat.postEphemeral", **params)
         except SlackCallError:
@@ -404,6 +416,23 @@ def build_slack_app(
         kept = await intake.explain(form.vote_id, reason, form.comment)
         thanks = messages.FEEDBACK_REASON_THANKS if kept else messages.FEEDBACK_NOT_KEPT
         await responder.ephemeral(form.channel, form.user, thanks, form.thread_ts or None)
+
+    @app.action(TRACE_ACTION)
+    async def on_trace(ack: AsyncAck, body: dict[str, Any]) -> None:
+        """ "How I found this": the answer's trace, shown only to the person who clicked
+        (chat.postEphemeral), with only what this channel may search."""
+        await ack()
+        try:
+            click = parse_block_action(body)
+        except PayloadError:
+            logger.warning("ignored a malformed trace click")
+            return
+        shown = await intake.trace(click.value, place=click.channel)
+        if isinstance(shown, str):
+            await responder.ephemeral(click.channel, click.user, shown, click.thread_ts or None)
+            return
+        text, blocks = trace_message(shown)
+        await responder.ephemeral(click.channel, click.user, text, click.thread_ts or None, blocks=blocks)
 
     @app.action(re.compile(r"^suggest_\d+$"))
     async def on_suggestion(ack: AsyncAck, body: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from bot.chat.render import (
     source_labels,
     takes_votes,
 )
+from bot.chat.trace_view import TraceLine
 from bot.messages import following_up, partial_note
 from bot.slack.mrkdwn import neutralize, plain_label, safe_link
 from graph import Answer
@@ -29,6 +30,8 @@ FEEDBACK_ACTION = "feedback"  # the feedback_buttons element; its values are "up
 LEGACY_FEEDBACK_ACTIONS = ("feedback_up", "feedback_down")  # plain buttons on answers posted before
 SUGGEST_ACTION = "suggest_{n}"  # one per suggested follow-up; the value is the question to ask
 FEEDBACK_BLOCK = "feedback:{id}"
+TRACE_ACTION = "trace"  # "How I found this": its value is the question id
+TRACE_BLOCK = "trace:{id}"
 SUGGEST_BLOCK = "suggest:{id}"
 MAX_BUTTON_CHARS = 75  # Slack's limit for a button's text
 MAX_VALUE_CHARS = 2000  # and for its value
@@ -88,7 +91,8 @@ def answer_actions(
     answer: Answer, footer: AnswerFooter | None, config: CollectionsConfig
 ) -> list[dict[str, Any]]:
     """The blocks under an answer's sources, for a posted answer and a stream's final blocks alike:
-    Slack's feedback buttons (any researched answer, "not found" included, with a question id), then
+    "How I found this" (when the answer's trace is kept), Slack's feedback buttons (any researched
+    answer, "not found" included, with a question id), then
     up to three suggested
     follow-ups as buttons (their text inert and within Slack's limits; the value is what a click
     asks)."""
@@ -96,6 +100,14 @@ def answer_actions(
         return []
     blocks: list[dict[str, Any]] = []
     ident = footer.question_id
+    if footer.traced and ident:  # right under the sources: how they were found
+        button = {
+            "type": "button",
+            "action_id": TRACE_ACTION,
+            "text": {"type": "plain_text", "text": messages.TRACE_LABEL, "emoji": False},
+            "value": ident,
+        }
+        blocks.append({"type": "actions", "block_id": TRACE_BLOCK.format(id=ident), "elements": [button]})
     if takes_votes(answer) and ident:
         blocks.append(
             {
@@ -274,3 +286,29 @@ def feedback_form(*, vote_id: str, channel: str, thread_ts: str) -> dict[str, An
             },
         ],
     }
+
+
+_TRACE_BULLETS = ("", "• ", "    ◦ ")
+
+
+def trace_message(lines: Sequence[TraceLine]) -> tuple[str, list[dict[str, Any]]]:
+    """ "How I found this" as an ephemeral message: its fallback text and sections of lines, within
+    Slack's section, block and total limits (lines past them are left out, ``…`` says so). Every
+    line may hold document text (titles, queries, sentences): each is neutralized."""
+    blocks: list[dict[str, Any]] = []
+    current: list[str] = []
+    total = 0
+    for line in lines:
+        text = neutralize(line.text)[: MAX_SECTION_CHARS - 10]
+        text = f"*{text}*" if line.depth == 0 else _TRACE_BULLETS[min(line.depth, 2)] + text
+        if total + len(text) > MAX_TOTAL_CHARS or len(blocks) == MAX_BLOCKS - 1:
+            current.append("…")
+            break
+        if current and sum(len(x) + 1 for x in current) + len(text) > MAX_SECTION_CHARS:
+            blocks.append(_section("\n".join(current)))
+            current = []
+        current.append(text)
+        total += len(text) + 1
+    if current:
+        blocks.append(_section("\n".join(current)))
+    return (neutralize(lines[0].text) if lines else ""), blocks

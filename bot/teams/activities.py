@@ -10,7 +10,7 @@ from typing import Any, Literal
 from microsoft_agents.activity import Activity
 from pydantic import ValidationError
 
-from bot.teams.cards import ASK_KEY, COMMENT_INPUT, FEEDBACK_KEY, MAX_COMMENT_CHARS, REASON_INPUT
+from bot.teams.cards import ASK_KEY, COMMENT_INPUT, FEEDBACK_KEY, MAX_COMMENT_CHARS, REASON_INPUT, TRACE_KEY
 from retrieval.errors import ConferError
 
 ConversationType = Literal["personal", "groupChat", "channel"]
@@ -42,6 +42,7 @@ class TeamsMessage:
     reason: str = ""  # the 👎 form's reason and comment, when it was sent
     comment: str = ""
     suggested: bool = False  # a suggested follow-up's button: ``text`` is its question
+    trace: str = ""  # "How I found this" on an answer card: the answer's question id
 
     @property
     def place(self) -> str:
@@ -116,6 +117,7 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
         answer = str(activity.value.get("answer", ""))[:40]
         reason = str(activity.value.get(REASON_INPUT) or "")[:40]
         comment = str(activity.value.get(COMMENT_INPUT) or "")[:MAX_COMMENT_CHARS]
+    traced = activity.value.get(TRACE_KEY) if isinstance(activity.value, dict) else None
     suggested = activity.value.get(ASK_KEY) if isinstance(activity.value, dict) else None
     if isinstance(suggested, str) and suggested.strip():
         # A suggested follow-up's button: its question, asked by the clicker in this reply chain.
@@ -137,4 +139,5 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
         reason=reason,
         comment=comment,
         suggested=from_suggestion,
+        trace=traced[:40] if isinstance(traced, str) else "",
     )

@@ -6,6 +6,7 @@ built as JSON objects, never from templates, so text cannot add elements or acti
 """
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from bot import messages
@@ -20,6 +21,7 @@ from bot.chat.render import (
     source_labels,
     takes_votes,
 )
+from bot.chat.trace_view import TraceLine
 from bot.teams.markup import neutralize, safe_link
 from graph import Answer
 from retrieval.collections import CollectionsConfig
@@ -30,6 +32,7 @@ CARD_VERSION = "1.5"
 MAX_CARD_CHARS = 20_000
 MAX_SOURCES = 20
 FEEDBACK_KEY = "confer_feedback"
+TRACE_KEY = "confer_trace"  # "How I found this": the answer's question id
 ASK_KEY = "confer_ask"  # a suggested follow-up's button: the question a click asks
 MAX_TITLE_CHARS = 75
 REASON_INPUT = "confer_reason"  # the 👎 form's inputs, sent back in the activity's value
@@ -120,6 +123,10 @@ def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter 
             more = messages.TEAMS_MORE_SOURCES.format(count=len(sources) - MAX_SOURCES)
             body.append(_text(more, size="Small", isSubtle=True))
     actions = _feedback_actions(answer, footer) if takes_votes(answer) else []
+    if footer is not None and footer.traced and footer.question_id:
+        actions.append(
+            {"type": "Action.Submit", "title": messages.TRACE_LABEL, "data": {TRACE_KEY: footer.question_id}}
+        )
     actions += _suggestion_actions(footer, config)
     return _fit(_card(body, actions or None))
 
@@ -212,6 +219,20 @@ def _shorten(text: str, limit: int) -> str:
     if " " in cut:
         cut = cut[: cut.rfind(" ")]
     return cut.rstrip("\\") + " …"
+
+
+def trace_card(lines: Sequence[TraceLine]) -> Card:
+    """ "How I found this" as a card: headings bold, items indented by their depth; every line may
+    hold document text (titles, queries, sentences) and is neutralized; within the size limit."""
+    body = [
+        _text(neutralize(line.text), weight="Bolder", spacing="Medium")
+        if line.depth == 0
+        else _text(
+            ("• " if line.depth == 1 else "  ◦ ") + neutralize(line.text), spacing="None", size="Small"
+        )
+        for line in lines
+    ]
+    return _fit(_card(body))
 
 
 def card_activity(card: Card, *, summary: str = "") -> dict[str, Any]:

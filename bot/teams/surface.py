@@ -15,6 +15,7 @@ import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -36,7 +37,7 @@ from bot.chat.ratelimit import build_teams_budget
 from bot.errors import ChatCallError
 from bot.settings import ConferSettings
 from bot.teams.activities import ActivityError, TeamsMessage, parse_activity
-from bot.teams.cards import text_activity
+from bot.teams.cards import card_activity, text_activity, trace_card
 from bot.teams.connector import TeamsClient, TeamsConnector
 from bot.teams.markup import neutralize
 from bot.teams.thread import TeamsThread
@@ -108,9 +109,15 @@ class TeamsSurface:
             return web.json_response({"error": "unauthorized"}, status=401)
         if self.local and urlsplit(parsed.service_url).hostname not in LOOPBACK_HOSTS:
             return web.json_response({"error": "local mode replies only to this machine"}, status=400)
-        if not parsed.addressed and parsed.vote is None:
+        if not parsed.addressed and parsed.vote is None and not parsed.trace:
             return web.Response(status=202)  # a group message not addressed to Confer
         delivery = f"teams:{parsed.place}:{parsed.activity_id}"
+        if parsed.trace:
+            # "How I found this": shown to the person who clicked only, within what this place may search.
+            shown = await self.intake.trace(parsed.trace, place=parsed.place)
+            activity = text_activity(shown) if isinstance(shown, str) else card_activity(trace_card(shown))
+            self.intake.later(self._run(parsed, claims, self._private(parsed, activity)), name="confer-teams")
+            return web.Response(status=202)
         if parsed.vote is not None:
             voted = await self.intake.vote(
                 parsed.answer_id,
@@ -128,7 +135,8 @@ class TeamsSurface:
                 if voted.explained:
                     thanks = messages.FEEDBACK_REASON_THANKS
                 self.intake.later(
-                    self._run(parsed, claims, self._private(parsed, thanks)), name="confer-teams"
+                    self._run(parsed, claims, self._private(parsed, text_activity(thanks))),
+                    name="confer-teams",
                 )
             return web.Response(status=202)
         suggested = hashlib.sha256(parsed.text.encode()).hexdigest()[:16] if parsed.suggested else ""
@@ -158,9 +166,9 @@ class TeamsSurface:
         if taken.outcome == "listing":
             return self._reply(message, messages.place_denied(()) if taken.refusal else taken.text)
         if taken.outcome == "refused" and taken.refusal is not None:
-            return self._private(message, messages.collection_access(taken.refusal))
+            return self._private(message, text_activity(messages.collection_access(taken.refusal)))
         if taken.outcome == "already_asked":
-            return self._private(message, messages.SUGGESTION_ALREADY_ASKED)
+            return self._private(message, text_activity(messages.SUGGESTION_ALREADY_ASKED))
         return None
 
     def _opener(self, message: TeamsMessage, claims: ClaimsIdentity) -> Opener:
@@ -172,7 +180,7 @@ class TeamsSurface:
                 return
             try:
                 thread = TeamsThread(client=client, message=message, config=self.intake.service.config)
-                tell = self._private(message, messages.NOT_POSTED)
+                tell = self._private(message, text_activity(messages.NOT_POSTED))
                 yield Delivery(
                     thread, status_interval=self.status_interval, on_undelivered=lambda: tell(client)
                 )
@@ -203,18 +211,20 @@ class TeamsSurface:
 
         return job
 
-    def _private(self, message: TeamsMessage, text: str) -> Job:
-        """Only the person who asked sees it: the personal chat itself, or a one-to-one chat."""
-        if message.conversation_type == "personal":
-            return self._reply(message, text)
+    def _private(self, message: TeamsMessage, activity: dict[str, Any]) -> Job:
+        """Only the person who asked (or clicked) sees it: the personal chat itself, or a
+        one-to-one chat."""
 
         async def job(client: TeamsClient) -> None:
             try:
+                if message.conversation_type == "personal":
+                    await client.reply(message.conversation_id, message.activity_id, activity)
+                    return
                 await client.send_private(
                     user_id=message.user_id,
                     bot=message.bot,
                     tenant_id=message.tenant_id,
-                    activity=text_activity(text),
+                    activity=activity,
                 )
             except ChatCallError as error:
                 logger.warning("could not send a private message", extra={"error": error.error})

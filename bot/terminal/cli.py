@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("question", nargs="?", metavar="QUESTION", help="the question (quote it)")
     ask.add_argument("--in", dest="targets", default="", metavar="a,b", help="search only these collections")
-    ask.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    ask.add_argument("--json", action="store_true", help="print one JSON object on stdout (with its trace)")
+    ask.add_argument("--trace", action="store_true", help="after the answer, print how it was found")
     command(
         "collections",
         "list collections with document and passage counts",
@@ -146,6 +147,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--since", metavar="DATE", default=None, help="only votes from DATE on (YYYY-MM-DD, or an ISO time)"
     )
     feedback.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    trace = command(
+        "trace",
+        "print how an answer posted in a chat was found",
+        "Reads the trace kept with the answer (the question id its feedback carries, as confer "
+        "feedback lists it): the plan, each search with its query and hits, the sentences dropped "
+        "and why, and each model call. Traces are kept for CONFER_TRACE_RETENTION_DAYS.",
+    )
+    trace.add_argument("question_id", metavar="QUESTION_ID", help="the answer's question id")
+    trace.add_argument("--json", action="store_true", help="print the trace as one JSON object")
     return parser
 
 
@@ -172,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         sys.stderr.write(parser.format_usage())
         sys.stderr.write(
-            "commands: index, ask, collections, serve, eval, feedback (confer --help describes them)\n"
+            "commands: index, ask, collections, serve, eval, feedback, trace (confer --help describes them)\n"
         )
         return EXIT_USAGE
     return _run(args)
@@ -216,6 +226,10 @@ def _run(args: argparse.Namespace) -> int:
         if args.command == "feedback":
             return asyncio.run(run_feedback(settings, since=args.since, as_json=args.json))
         config = load_collections(settings.collections_path)
+        if args.command == "trace":
+            from bot.terminal.traces import print_trace
+
+            return asyncio.run(print_trace(settings, config, args.question_id, as_json=args.json))
         if args.command == "index":
             if args.every is not None:
                 return asyncio.run(_index_every(settings, args.names, args.every, err))
@@ -227,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
 
             check_serve_settings(settings)
             return asyncio.run(run_server(settings))
-        return _ask(settings, config, args.question, args.targets, args.json, err)
+        return _ask(settings, config, args.question, args.targets, args.json, err, show_trace=args.trace)
     except bad_input as exc:
         say_error(messages.describe_error(exc))
         return EXIT_USAGE
@@ -426,6 +440,8 @@ def _ask(
     targets: str,
     as_json: bool,
     err: "Console",
+    *,
+    show_trace: bool = False,
 ) -> int:
     """One question, or the interactive prompt: each question runs on the same event loop, and
     the prompt itself reads on the main thread (so Ctrl-C and readline behave as in any shell)."""
@@ -451,8 +467,11 @@ def _ask(
                 say_error(messages.not_indexed_yet([c.title for c in config.collections]))
                 return EXIT_USAGE
             if text is not None:
-                return runner.run(_ask_once(service, text, extra, as_json, err, question=question))
-            return _interactive(runner, service, extra, err, settings.data_dir / HISTORY_FILE)
+                return runner.run(
+                    _ask_once(service, text, extra, as_json, err, question=question, show_trace=show_trace)
+                )
+            history = settings.data_dir / HISTORY_FILE
+            return _interactive(runner, service, extra, err, history, show_trace=show_trace)
         finally:
             runner.run(service.close())
 
@@ -481,6 +500,7 @@ async def _ask_once(
     *,
     question: "Question | None" = None,
     on_answer: "Callable[[Answer], Awaitable[None]] | None" = None,
+    show_trace: bool = False,
 ) -> int:
     import json
 
@@ -516,13 +536,23 @@ async def _ask_once(
         sys.stdout.write(json.dumps(answer_json(answer, service.config, seconds), ensure_ascii=False) + "\n")
     else:
         out.print(render_answer(answer, service.config, seconds, shown=view.sentences_shown if view else 0))
+        if show_trace and answer.trace is not None:
+            from bot.terminal.traces import trace_text
+
+            out.print(trace_text(answer.trace, service.config))
     if unindexed:  # a partial answer: its note says which were not searched; here, what to do
         say_error(messages.partly_indexed([collection_title(service.config, n) for n in unindexed]))
     return EXIT_OK
 
 
 def _interactive(
-    runner: "asyncio.Runner", service: "ResearchService", extra: list[str], err: "Console", history: Path
+    runner: "asyncio.Runner",
+    service: "ResearchService",
+    extra: list[str],
+    err: "Console",
+    history: Path,
+    *,
+    show_trace: bool = False,
 ) -> int:
     from rich.text import Text
 
@@ -567,7 +597,7 @@ def _interactive(
             continue
         key = ThreadKey("cli", "local", "terminal", str(conversation))
         try:
-            runner.run(_converse_once(service, conversations, key, line, extra, err))
+            runner.run(_converse_once(service, conversations, key, line, extra, err, show_trace=show_trace))
         except CollectionAccessError as exc:
             say_error(messages.describe_error(exc))
         except EmptyQuestionError:
@@ -582,6 +612,8 @@ async def _converse_once(
     line: str,
     extra: list[str],
     err: "Console",
+    *,
+    show_trace: bool = False,
 ) -> int:
     """One turn of the terminal conversation: a follow-up is rewritten from the earlier turns
     (the rewrite is shown), answered, and remembered."""
@@ -597,7 +629,16 @@ async def _converse_once(
     async def remember(answer: Answer) -> None:
         await conversations.remember(key, prepared, answer)
 
-    return await _ask_once(service, line, extra, False, err, question=prepared.question, on_answer=remember)
+    return await _ask_once(
+        service,
+        line,
+        extra,
+        False,
+        err,
+        question=prepared.question,
+        on_answer=remember,
+        show_trace=show_trace,
+    )
 
 
 def _collections_list(service: "ResearchService") -> str:

@@ -118,24 +118,14 @@ async def _eval_conversations(settings: "ConferSettings", args: argparse.Namespa
 async def run_feedback(settings: "ConferSettings", *, since: float | None, as_json: bool) -> int:
     """``confer feedback``: the votes, oldest first, a few lines each (or JSON)."""
     import json
-    import logging
     from datetime import UTC, datetime
 
     from rich.text import Text
 
-    from bot.chat.feedback import FeedbackUnavailableError, build_feedback_store, json_printable, printable
-    from bot.settings import SettingsError
+    from bot.chat.feedback import json_printable, printable
+    from bot.terminal.traces import open_feedback_store
 
-    # The pool retries a database that does not answer with a WARNING each time; the command says
-    # it once, in its own line.
-    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
-    url = settings.database_url.get_secret_value() if settings.database_url else None
-    try:
-        store = await build_feedback_store(
-            data_dir=settings.data_dir, database_url=url, ttl_days=settings.thread_ttl_days
-        )
-    except FeedbackUnavailableError as exc:
-        raise SettingsError([str(exc)]) from None
+    store = await open_feedback_store(settings)
     try:
         votes = await store.votes(since=since)
     finally:
@@ -163,6 +153,8 @@ async def run_feedback(settings: "ConferSettings", *, since: float | None, as_js
         shown = f"  answer: {answer[:300]}{'…' if len(answer) > 300 else ''}" if answer else "  answer: -"
         out.print(Text(printable(shown)))
         out.print(Text(printable(f"  passages: {', '.join(vote.passage_ids) or '-'}")))
+        if vote.traced:  # how the answer was found, while its trace is kept
+            out.print(Text(printable(f"  trace: confer trace {vote.question_id}")))
     ups = sum(1 for v in votes if v.vote == "up")
     out.print(f"{len(votes)} votes: {ups} 👍, {len(votes) - ups} 👎")
     return EXIT_OK

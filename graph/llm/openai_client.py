@@ -17,6 +17,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.stop import stop_base
 
 from graph.llm.port import LLMError, LLMObserver, LocalBreaker, ModelBreaker, SchemaT, extract_json
+from graph.trace import calling, note_model_call, purpose_of
 
 logger = logging.getLogger(__name__)
 
@@ -112,9 +113,10 @@ class OpenAIChatModel:
     async def complete_json(
         self, *, system: str, user: str, schema: type[SchemaT], time_budget: float
     ) -> SchemaT:
-        content = "".join(
-            [piece async for piece in self.stream_text(system=system, user=user, time_budget=time_budget)]
-        )
+        with calling(purpose_of(schema.__name__)):
+            content = "".join(
+                [piece async for piece in self.stream_text(system=system, user=user, time_budget=time_budget)]
+            )
         try:
             return schema.model_validate(json.loads(extract_json(content)))
         except (ValueError, ValidationError):
@@ -270,9 +272,14 @@ class OpenAIChatModel:
         await self.breaker.close()
 
     def _report(self, outcome: str, started: float, prompt: int = 0, completion: int = 0) -> None:
+        seconds = time.monotonic() - started
         self._observer.request_finished(
+            outcome=outcome, seconds=seconds, prompt_tokens=prompt, completion_tokens=completion
+        )
+        note_model_call(
+            model=self._model,
             outcome=outcome,
-            seconds=time.monotonic() - started,
+            seconds=seconds,
             prompt_tokens=prompt,
             completion_tokens=completion,
         )

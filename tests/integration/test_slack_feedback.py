@@ -36,7 +36,10 @@ async def _confer(argv: list[str]) -> int:
 
 
 def _block(post: dict[str, Any], kind: str) -> dict[str, Any]:
-    blocks: list[dict[str, Any]] = [b for b in post["blocks"] if b["type"] == kind]
+    """The post's one block of ``kind`` ("How I found this" has an actions block of its own)."""
+    blocks: list[dict[str, Any]] = [
+        b for b in post["blocks"] if b["type"] == kind and not b.get("block_id", "").startswith("trace:")
+    ]
     [block] = blocks
     return block
 
@@ -377,7 +380,12 @@ async def slow_model_harness(
 
 
 def _suggestion_values(blocks: list[dict[str, Any]]) -> list[str]:
-    return [e["value"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    return [
+        e["value"]
+        for b in blocks
+        if b["type"] == "actions" and b["block_id"].startswith("suggest:")
+        for e in b["elements"]
+    ]
 
 
 async def test_a_slow_models_suggestions_are_added_after_the_answer_not_before(

@@ -355,7 +355,9 @@ async def test_a_suggested_followup_is_streamed_to_the_person_who_clicked_it(str
         "What is the rate limit for Growth accounts? in:product", ts="1700000001.000100"
     )
     await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
-    [suggested] = [b for b in _one_stream(harness.fake).blocks if b["type"] == "actions"]
+    [suggested] = [
+        b for b in _one_stream(harness.fake).blocks if b.get("block_id", "").startswith("suggest:")
+    ]
     first = {k: v for k, v in suggested["elements"][0].items() if k != "text"}
     await harness.slack.act(
         {**first, "block_id": suggested["block_id"]}, thread_ts="1700000001.000100", user="U0OTHER"

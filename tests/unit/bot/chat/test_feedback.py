@@ -1,4 +1,5 @@
-"""Feedback storage on SQLite and on the local PostgreSQL (skipped, saying so, when none answers)."""
+"""Feedback storage, answer traces included, on SQLite and on the local PostgreSQL (skipped, saying
+so, when none answers)."""
 
 import time
 import uuid
@@ -16,6 +17,8 @@ from bot.chat.feedback import (
     build_feedback_store,
 )
 from bot.metrics import build_metrics
+from graph import AnswerTrace
+from graph.trace import AnswerDecision, ChosenCollection, PlanTrace, TraceBranch, TraceHit, TraceRound
 from tests.unit.bot.chat.test_memory import POSTGRES_URL, _postgres_answers
 
 OpenStore = Callable[..., Awaitable[FeedbackStore]]
@@ -31,8 +34,10 @@ async def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
         url = POSTGRES_URL
     opened: list[FeedbackStore] = []
 
-    async def open_one(ttl_days: float = 30) -> FeedbackStore:
-        store = await build_feedback_store(data_dir=tmp_path, database_url=url, ttl_days=ttl_days)
+    async def open_one(ttl_days: float = 30, trace_days: float = 30) -> FeedbackStore:
+        store = await build_feedback_store(
+            data_dir=tmp_path, database_url=url, ttl_days=ttl_days, trace_days=trace_days
+        )
         opened.append(store)
         return store
 
@@ -179,3 +184,60 @@ async def test_feedback_on_postgresql_shares_the_thread_memory_pool_and_leaves_i
     finally:
         await memory.close()
     assert not (tmp_path / "feedback.sqlite").exists()
+
+
+def _trace() -> AnswerTrace:
+    hit = TraceHit(
+        passage_id="p_1", collection="people", title="Parental leave", fused=0.9, word=3.2, meaning=0.7
+    )
+    branch = TraceBranch(
+        collection="people",
+        round=1,
+        queries=("parental leave",),
+        status="ok",
+        seconds=0.02,
+        hits=(hit,),
+        found=4,
+    )
+    return AnswerTrace(
+        question="How long is parental leave?",
+        plan=PlanTrace(
+            kind="factual",
+            routing="automatic",
+            collections=(ChosenCollection(name="people", why="routing", score=0.9),),
+            scores=(("people", 0.9), ("security", 0.2)),
+        ),
+        rounds=(TraceRound(number=1, seconds=0.03, branches=(branch,)),),
+        decision=AnswerDecision(outcome="found", probability=0.93),
+        allowed=("people", "security"),
+    )
+
+
+async def test_a_trace_is_read_back_whole_after_a_restart(open_store: OpenStore) -> None:
+    question_id = uuid.uuid4().hex[:16]  # the PostgreSQL database is shared with other runs
+    await (await open_store()).keep_trace(question_id, _trace())
+    assert await (await open_store()).trace(question_id) == _trace()
+    assert await (await open_store()).trace(uuid.uuid4().hex[:16]) is None
+
+
+async def test_a_trace_past_its_retention_is_gone_and_swept(open_store: OpenStore) -> None:
+    store = await open_store(trace_days=1)
+    old, new = uuid.uuid4().hex[:16], uuid.uuid4().hex[:16]
+    await store.keep_trace(old, _trace(), created=time.time() - 2 * 86400)
+    await store.keep_trace(new, _trace())
+    assert await store.trace(old) is None and await store.trace(new) is not None
+    assert await store.sweep() >= 1
+    longer = await open_store(trace_days=30)  # a longer retention does not bring a swept trace back
+    assert await longer.trace(old) is None and await longer.trace(new) is not None
+
+
+async def test_a_vote_says_whether_its_answers_trace_is_kept(open_store: OpenStore) -> None:
+    store = await open_store()
+    since = time.time() - 1
+    traced, untraced = uuid.uuid4().hex[:16], uuid.uuid4().hex[:16]
+    await store.keep_trace(traced, _trace())
+    place = Place("slack", "T1", "C1")
+    await store.vote(traced, "up", place=place, voter="U1")
+    await store.vote(untraced, "down", place=place, voter="U1")
+    votes = {v.question_id: v.traced for v in await store.votes(since=since)}
+    assert votes[traced] is True and votes[untraced] is False
