@@ -453,6 +453,17 @@ def trace_footer(seconds: float, trace_id: str) -> str:
     return f"{seconds:.2f} s in all" + (f"; trace id {trace_id}" if trace_id else "")
 
 
+RESEARCH_AGAIN_LABEL = "Research again"
+
+
+def cached_note(researched_at: float) -> str:
+    """Under an answer served from the answer cache: when it was researched."""
+    from datetime import UTC, datetime
+
+    when = datetime.fromtimestamp(researched_at, UTC)
+    return f"Cached answer, from {when:%Y-%m-%d %H:%M} UTC."
+
+
 def ask_in(title: str) -> str:
     """A suggested follow-up that asks the same question in another collection."""
     return f"Ask in {title}"

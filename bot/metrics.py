@@ -33,6 +33,8 @@ class ConferMetrics:
     questions_in_flight: Gauge
     feedback: Counter
     traces_shown: Counter
+    answer_cache: Counter
+    answer_cache_evictions: Counter
     llm_fallbacks: Counter
     ready: Gauge
     teams_api_calls: Counter
@@ -153,6 +155,18 @@ def build_metrics(registry: CollectorRegistry | None = None) -> ConferMetrics:
             "confer_questions_in_flight", "Questions being answered now.", registry=registry
         ),
         feedback=Counter("confer_feedback", "Answer feedback clicks by vote.", ["vote"], registry=registry),
+        answer_cache=Counter(
+            "confer_answer_cache",
+            "Answer cache lookups by outcome (hit, or miss: not kept, or its collections changed).",
+            ["outcome"],
+            registry=registry,
+        ),
+        answer_cache_evictions=Counter(
+            "confer_answer_cache_evictions",
+            "Cached answers evicted: a collection they used was indexed anew, or a 👎 on one.",
+            ["reason"],
+            registry=registry,
+        ),
         traces_shown=Counter(
             "confer_traces_shown", "Answer traces shown on demand (How I found this).", registry=registry
         ),

@@ -108,6 +108,10 @@ class ConferSettings(BaseSettings):
     database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))
     thread_ttl_days: float = Field(30.0, gt=0, le=3650, validation_alias=_env("CONFER_THREAD_TTL_DAYS"))
     thread_followups: bool = Field(True, validation_alias=_env("CONFER_THREAD_FOLLOWUPS"))
+    # The answer cache: off, in process, or Redis (the default when REDIS_URL is set), and how long
+    # an answer is kept (a changed collection invalidates its answers at once, whatever the TTL).
+    cache: Literal["off", "memory", "redis"] | None = Field(None, validation_alias=_env("CONFER_CACHE"))
+    cache_ttl: int = Field(86400, ge=1, le=30 * 86400, validation_alias=_env("CONFER_CACHE_TTL_SECONDS"))
     # How long an answer's trace ("How I found this", ``confer trace``) is kept with it.
     trace_retention_days: float = Field(
         30.0, gt=0, le=3650, validation_alias=_env("CONFER_TRACE_RETENTION_DAYS")

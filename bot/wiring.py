@@ -6,6 +6,7 @@ from bot.settings import ConferSettings
 from retrieval.collections import CollectionsConfig, load_collections
 
 if TYPE_CHECKING:  # the graph, the service and the clients load only when built (fast CLI start)
+    from bot.chat.cache import AnswerCache
     from bot.chat.service import ResearchService
     from bot.metrics import ConferMetrics
     from graph import ChatModel, ResearchLimits
@@ -97,6 +98,18 @@ def build_llm(settings: ConferSettings, metrics: "ConferMetrics") -> "ChatModel 
     )
 
 
+def build_cache(settings: ConferSettings) -> "AnswerCache | None":
+    """The answer cache CONFER_CACHE names: Redis by default when REDIS_URL is set, else in process."""
+    from bot.chat.cache import build_answer_cache
+    from bot.settings import SettingsError
+
+    redis_url = settings.redis_url.get_secret_value() if settings.redis_url else None
+    mode = settings.cache or ("redis" if redis_url else "memory")
+    if mode == "redis" and not redis_url:
+        raise SettingsError(["CONFER_CACHE: redis needs REDIS_URL (or use memory or off)"])
+    return build_answer_cache(mode=mode, ttl=settings.cache_ttl, redis_url=redis_url)
+
+
 def build_service(
     settings: ConferSettings,
     *,
@@ -116,4 +129,6 @@ def build_service(
         question_timeout=settings.question_timeout,
         delivery_timeout=settings.delivery_timeout,
         llm=build_llm(settings, metrics),
+        cache=build_cache(settings),
+        model=settings.llm_model or "",
     )

@@ -193,6 +193,10 @@ class Answer(_Frozen):
     # answer when it sets none; and how the whole answer was found, set when the graph finishes.
     decision: AnswerDecision | None = None
     trace: AnswerTrace | None = None
+    # Set by ``bot/``'s answer cache: the key the answer is kept under, and when a served copy was
+    # researched (Unix time; 0: researched for this question).
+    cache_key: str = ""
+    cached_at: float = 0.0
 
     @property
     def partial(self) -> bool:

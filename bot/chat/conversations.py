@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.chat.access import require_policy
+from bot.chat.cache import normalise
 from bot.chat.memory import MemoryUnavailableError, ThreadKey, ThreadMemory, Turn
 from bot.chat.service import ResearchService
 from bot.metrics import ConferMetrics
@@ -19,6 +20,8 @@ from graph import Answer, PriorTurn, Question, Standalone, extract_targets, unde
 from retrieval.text import repair_encoding
 
 logger = logging.getLogger(__name__)
+
+AGAIN = frozenset({"again", "research again", "ask again", "try again"})  # as ``normalise`` reads them
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class Prepared:
     standalone: Standalone
     asked: str
     followup: bool  # whether earlier turns were used
+    fresh: bool = False  # "again": the thread's last question, researched anew (not from the cache)
 
     @property
     def searching(self) -> str:
@@ -81,6 +85,14 @@ class Conversations:
         if not prior or not asked.strip():
             question = service.make_question(text, channel=channel, extra_targets=extra_targets)
             return Prepared(question, Standalone(question.text, "", "as_asked"), question.text, False)
+        if normalise(asked) in AGAIN and turns:
+            # "again": the last question as it was researched, with its collections, anew.
+            last = turns[-1]
+            question = service.make_question(last.question, channel=channel, extra_targets=last.collections)
+            question = question.model_copy(update={"asked": asked})
+            return Prepared(
+                question, Standalone(last.question, last.subject, "as_asked"), asked, True, fresh=True
+            )
         standalone = await understand_followup(asked, prior, llm=service.llm)
         if standalone.fallback_reason:
             self.metrics.llm_fallbacks.labels("followup").inc()

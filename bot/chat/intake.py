@@ -75,6 +75,7 @@ class Message:
     once: str | None = None  # asked once per thread whoever sends it (a suggested follow-up)
     shows_question: bool = False  # the status shows the question (a click nobody typed)
     history: ThreadHistory | None = None  # read when Confer has not answered in the thread
+    fresh: bool = False  # researched anew, not answered from the cache ("Research again")
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,8 @@ class Intake:
         if delivery and not await self.first(delivery):
             return Voted(None, duplicate=True)
         record = await self.desk.vote(answer_id, vote, place=place, voter=voter)
+        if vote == "down":  # the next identical question is researched again
+            await self.service.forget(answer_id)
         explained = (
             record is not None and reason is not None and await self.desk.explain(record.id, reason, comment)
         )
@@ -267,6 +270,7 @@ class Intake:
                 searching=searching,
                 key=key,
                 feedback=self.feedback,
+                fresh=message.fresh or (prepared is not None and prepared.fresh),
             )
             if memory is not None:
                 await conversations.remember(thread, turn, answer)

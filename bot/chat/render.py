@@ -16,6 +16,7 @@ from bot.messages import (
     NOTHING_RELATED,
     NOTHING_SEARCHED,
     OTHER_LANGUAGE,
+    cached_note,
     partial_note,
 )
 from graph import Answer, AnswerSentence, FindingStatus, Suggestion
@@ -111,6 +112,8 @@ def plain_answer(answer: Answer, config: CollectionsConfig) -> str:
     failed = failed_collections(answer, config)
     if failed:
         body += "\n\n" + partial_note(failed)
+    if answer.cached_at:
+        body += "\n\n" + cached_note(answer.cached_at)
     return body
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 
 from bot import messages
 from bot.chat.access import require_policy
+from bot.chat.cache import AnswerCache, CachedAnswer, cache_key
 from bot.errors import EmptyQuestionError as EmptyQuestionError  # importers of bot.chat.service keep it
 from bot.metrics import ConferMetrics, record_drops
 from graph import (
@@ -97,6 +98,8 @@ class ResearchService:
     # Seconds after ``question_timeout`` a chat may still retry to show the answer or its failure.
     delivery_timeout: float = 30.0
     graph: ResearchGraph | None = None
+    cache: AnswerCache | None = None  # the answer cache (``bot.chat.cache``); ``None``: off
+    model: str = ""  # the model's name, part of the cache key ("" without one)
 
     def __post_init__(self) -> None:
         self.graph = self.graph or build_research_graph()
@@ -127,6 +130,96 @@ class ResearchService:
         return question
 
     async def answer(
+        self,
+        question: Question,
+        *,
+        surface: Surface,
+        on_event: EventHandler | None = None,
+        sequential: bool = False,
+        fresh: bool = False,
+    ) -> Answer:
+        """The cached answer when one was kept for this question and place and its collections are
+        unchanged (``fresh``: research it anyway, and keep the new answer); otherwise research and
+        answer, progress going to ``on_event`` as it happens."""
+        if self.cache is None:
+            return await self._research(question, surface=surface, on_event=on_event, sequential=sequential)
+        key = cache_key(question, mode="llm" if self.llm is not None else "extractive", model=self.model)
+        if not fresh:
+            started = time.perf_counter()
+            cached = await self._cached(key)
+            if cached is not None:
+                seconds = time.perf_counter() - started
+                self.metrics.questions.labels(surface, "answered").inc()
+                self.metrics.question_duration.labels(surface).observe(seconds)
+                logger.info(
+                    "question finished",
+                    extra={
+                        "surface": surface,
+                        "outcome": "answered",
+                        "cached": True,
+                        "seconds": round(seconds, 4),
+                    },
+                )
+                if on_event is not None:
+                    await on_event(AnswerReady(answer=cached, seconds=round(seconds, 4)))
+                return cached
+        before = await self._generations(question.allowed)
+        answer = await self._research(question, surface=surface, on_event=on_event, sequential=sequential)
+        if before is not None and answer.mode != "direct" and not answer.partial:
+            searched = answer.trace.collections if answer.trace is not None else ()
+            used = {
+                name: before.get(name, "")
+                for name in dict.fromkeys([*searched, *(o.name for o in answer.outcomes)])
+            }
+            answer = answer.model_copy(update={"cache_key": key})
+            await self.cache.put(key, CachedAnswer(answer=answer, generations=used, created=time.time()))
+        return answer
+
+    async def _cached(self, key: str) -> Answer | None:
+        """The kept answer while every collection it searched is at the generation it was
+        answered from; a changed one evicts it (counted)."""
+        assert self.cache is not None
+        entry = await self.cache.get(key)
+        if entry is None:
+            self.metrics.answer_cache.labels("miss").inc()
+            return None
+        current = await self._generations(tuple(entry.generations))
+        if current is None or any(current.get(n, "") != g for n, g in entry.generations.items()):
+            self.metrics.answer_cache.labels("miss").inc()
+            if current is not None:  # the index changed under it: researched again, and replaced
+                await self.cache.evict(key)
+                self.metrics.answer_cache_evictions.labels("index").inc()
+            return None
+        self.metrics.answer_cache.labels("hit").inc()
+        return entry.answer.model_copy(update={"cached_at": entry.created})
+
+    async def _generations(self, names: Sequence[str]) -> dict[str, str] | None:
+        """The index generations of these collections; ``None`` when they cannot be read (the
+        answer is then neither served from the cache nor kept in it)."""
+        collections = [self.context.collections[n] for n in names if n in self.context.collections]
+        try:
+            return await self.backend.generations(collections)
+        except ConferError as exc:
+            logger.warning("index generations unavailable; answering uncached: %s", exc)
+            return None
+
+    async def forget(self, question_id: str) -> bool:
+        """A 👎 on a posted answer: the cached answer it came from or went to is evicted, so the
+        next identical question is researched again. Whether one was."""
+        if self.cache is None:
+            return False
+        key = await self.cache.key_of(question_id)
+        if key is None or not await self.cache.evict(key):
+            return False
+        self.metrics.answer_cache_evictions.labels("vote").inc()
+        return True
+
+    async def remember_posted(self, question_id: str, answer: Answer) -> None:
+        """A posted answer's question id, linked to the cache entry it is kept under (if any)."""
+        if self.cache is not None and answer.cache_key:
+            await self.cache.link(question_id, answer.cache_key)
+
+    async def _research(
         self,
         question: Question,
         *,
@@ -224,6 +317,8 @@ class ResearchService:
 
     async def close(self) -> None:
         await self.backend.close()
+        if self.cache is not None:
+            await self.cache.close()
         if self.llm is not None:
             await self.llm.close()
 

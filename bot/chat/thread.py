@@ -176,6 +176,7 @@ async def answer_in_thread(
     searching: str = "",
     key: ThreadKey | None = None,
     feedback: FeedbackDesk | None = None,
+    fresh: bool = False,
 ) -> Answer | None:
     """Answer ``question`` in ``thread``; never raises except ``CancelledError``. When nothing at all
     reached the thread (neither the status nor the answer), ``on_undelivered`` tells the asker
@@ -203,7 +204,9 @@ async def answer_in_thread(
             async with scheduler.slot(on_queued=queued):
                 until.at = time.monotonic() + bound  # the time budget starts with the research
                 writer.update(lambda s: setattr(s, "phase", "researching"))
-                answer = await service.answer(question, surface=surface, on_event=_progress(writer, thread))
+                answer = await service.answer(
+                    question, surface=surface, on_event=_progress(writer, thread), fresh=fresh
+                )
             footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
             if isinstance(thread, PlainAnswer) and thread.plain_answer:
                 suggesting = asyncio.create_task(_as_is(footer))
@@ -298,6 +301,7 @@ async def answer_footer(
     people can vote on ("not found" included), where votes can be kept, its record is kept under
     that id before the buttons carrying it are posted, and its trace beside it ("How I found this")."""
     question_id = new_question_id()  # also names the footer's blocks, unique per message
+    await service.remember_posted(question_id, answer)  # a 👎 on it evicts its cached copy
     if feedback is None or key is None or not takes_votes(answer):
         return AnswerFooter(question_id=question_id)
     await feedback.keep_answer(

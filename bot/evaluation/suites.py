@@ -128,7 +128,7 @@ async def _run_questions(
     through one index over the whole corpus: by words (with ``words``, a backend without
     embeddings over the same index), and by words and meaning."""
     metrics = build_metrics()
-    service = build_service(settings, config=config, backend=backend, metrics=metrics)
+    service = build_service(uncached(settings), config=config, backend=backend, metrics=metrics)
     conversations = Conversations(memory=build_local_memory(), metrics=metrics)
     results = []
     try:
@@ -234,6 +234,12 @@ async def ask_in_conversation(
         await conversations.forget(key)
 
 
+def uncached(settings: ConferSettings) -> ConferSettings:
+    """The settings with the answer cache off: every evaluated question is researched (a cached
+    answer would carry another run's evidence and time)."""
+    return settings.model_copy(update={"cache": "off"})
+
+
 class EvidenceHidingBackend(DelegatingBackend):
     """A search backend that never returns the passages in ``hidden`` nor those of the documents in
     ``hidden_sources``: a question's supporting paragraphs removed from the corpus, while the
@@ -284,7 +290,7 @@ async def _run_without_evidence(
     for a question without gold (it is already one without evidence); and what it answered."""
     hiding = EvidenceHidingBackend(backend)
     metrics = build_metrics()
-    service = build_service(settings, config=config, backend=hiding, metrics=metrics)
+    service = build_service(uncached(settings), config=config, backend=hiding, metrics=metrics)
     said_not_found: list[bool | None] = []
     answers: list[str] = []
     try:
@@ -420,7 +426,7 @@ async def evaluate_conversations(
         )
         config = config.model_copy(update={"collections": collections, "channels": {}})
         metrics = build_metrics()
-        service = build_service(run_settings, config=config, backend=backend, metrics=metrics)
+        service = build_service(uncached(run_settings), config=config, backend=backend, metrics=metrics)
         conversations = Conversations(memory=build_local_memory(), metrics=metrics)
         try:
             for collection in collections:

@@ -25,6 +25,7 @@ from bot.metrics import ConferMetrics
 from bot.settings import SettingsError
 from bot.slack.acks import AckFirstApp, AckWindow
 from bot.slack.blocks import (
+    AGAIN_ACTION,
     COMMENT_BLOCK,
     FEEDBACK_ACTION,
     FEEDBACK_FORM,
@@ -434,10 +435,11 @@ def build_slack_app(
         text, blocks = trace_message(shown)
         await responder.ephemeral(click.channel, click.user, text, click.thread_ts or None, blocks=blocks)
 
-    @app.action(re.compile(r"^suggest_\d+$"))
+    @app.action(re.compile(rf"^(suggest_\d+|{AGAIN_ACTION})$"))
     async def on_suggestion(ack: AsyncAck, body: dict[str, Any]) -> None:
         """A suggested follow-up: asked in the clicked answer's thread, as if the clicker had
-        replied there (the channel's policy, admission and thread memory apply; asked once)."""
+        replied there (the channel's policy, admission and thread memory apply; asked once).
+        "Research again" under a cached answer: its question, researched anew there."""
         await ack()
         try:
             click = parse_block_action(body)
@@ -445,6 +447,7 @@ def build_slack_app(
             logger.warning("ignored a malformed suggestion click")
             return
         thread = click.thread_ts
+        again = click.action_id == AGAIN_ACTION
         dm = click.channel.startswith("D")
         if not thread and not dm:
             logger.warning("ignored a suggestion click outside a thread")
@@ -454,8 +457,9 @@ def build_slack_app(
             place=click.channel,
             surface="followup" if thread else "dm",
             key=thread_key(click.team, click.channel, thread or "dm"),
-            once=f"suggest:{click.channel}:{thread}:{click.block_id}:{click.action_id}",
+            once=None if again else f"suggest:{click.channel}:{thread}:{click.block_id}:{click.action_id}",
             shows_question=True,
+            fresh=again,
         )
         opener = responder.opener(team=click.team, channel=click.channel, thread_ts=thread, user=click.user)
         taken = await intake.take(message, opener, neutralize=neutralize)

@@ -32,6 +32,7 @@ SUGGEST_ACTION = "suggest_{n}"  # one per suggested follow-up; the value is the 
 FEEDBACK_BLOCK = "feedback:{id}"
 TRACE_ACTION = "trace"  # "How I found this": its value is the question id
 TRACE_BLOCK = "trace:{id}"
+AGAIN_ACTION = "research_again"  # under a cached answer: its question, researched anew in the thread
 SUGGEST_BLOCK = "suggest:{id}"
 MAX_BUTTON_CHARS = 75  # Slack's limit for a button's text
 MAX_VALUE_CHARS = 2000  # and for its value
@@ -100,14 +101,29 @@ def answer_actions(
         return []
     blocks: list[dict[str, Any]] = []
     ident = footer.question_id
-    if footer.traced and ident:  # right under the sources: how they were found
-        button = {
-            "type": "button",
-            "action_id": TRACE_ACTION,
-            "text": {"type": "plain_text", "text": messages.TRACE_LABEL, "emoji": False},
-            "value": ident,
-        }
-        blocks.append({"type": "actions", "block_id": TRACE_BLOCK.format(id=ident), "elements": [button]})
+    # Right under the sources: how they were found, and for a cached answer a fresh one.
+    elements = []
+    if footer.traced and ident:
+        elements.append(
+            {
+                "type": "button",
+                "action_id": TRACE_ACTION,
+                "text": {"type": "plain_text", "text": messages.TRACE_LABEL, "emoji": False},
+                "value": ident,
+            }
+        )
+    asked = answer.trace.question if answer.trace is not None else ""
+    if answer.cached_at and asked and len(asked) <= MAX_VALUE_CHARS:
+        elements.append(
+            {
+                "type": "button",
+                "action_id": AGAIN_ACTION,
+                "text": {"type": "plain_text", "text": messages.RESEARCH_AGAIN_LABEL, "emoji": False},
+                "value": asked,
+            }
+        )
+    if elements:
+        blocks.append({"type": "actions", "block_id": TRACE_BLOCK.format(id=ident), "elements": elements})
     if takes_votes(answer) and ident:
         blocks.append(
             {
@@ -175,6 +191,10 @@ def answer_message(
     if failed:
         note = neutralize(partial_note(failed))
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"⚠️ {note}"}]})
+        fallback_parts.append(note)
+    if answer.cached_at:
+        note = neutralize(messages.cached_note(answer.cached_at))
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"🗄️ {note}"}]})
         fallback_parts.append(note)
     actions = answer_actions(answer, footer, config)
     blocks += source_blocks(answer, config, room=MAX_BLOCKS - len(blocks) - len(actions))

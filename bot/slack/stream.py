@@ -183,6 +183,8 @@ def answer_markdown(answer: Answer, config: CollectionsConfig) -> str:
     failed = failed_collections(answer, config)
     if failed:
         parts.append("⚠️ " + neutralize_markdown(messages.partial_note(failed)))
+    if answer.cached_at:
+        parts.append("🗄️ " + neutralize_markdown(messages.cached_note(answer.cached_at)))
     return "\n\n".join(parts)
 
 

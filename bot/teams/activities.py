@@ -10,7 +10,15 @@ from typing import Any, Literal
 from microsoft_agents.activity import Activity
 from pydantic import ValidationError
 
-from bot.teams.cards import ASK_KEY, COMMENT_INPUT, FEEDBACK_KEY, MAX_COMMENT_CHARS, REASON_INPUT, TRACE_KEY
+from bot.teams.cards import (
+    AGAIN_KEY,
+    ASK_KEY,
+    COMMENT_INPUT,
+    FEEDBACK_KEY,
+    MAX_COMMENT_CHARS,
+    REASON_INPUT,
+    TRACE_KEY,
+)
 from retrieval.errors import ConferError
 
 ConversationType = Literal["personal", "groupChat", "channel"]
@@ -43,6 +51,7 @@ class TeamsMessage:
     comment: str = ""
     suggested: bool = False  # a suggested follow-up's button: ``text`` is its question
     trace: str = ""  # "How I found this" on an answer card: the answer's question id
+    fresh: bool = False  # "Research again" on a cached answer's card: ``text`` is its question
 
     @property
     def place(self) -> str:
@@ -122,6 +131,9 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
     if isinstance(suggested, str) and suggested.strip():
         # A suggested follow-up's button: its question, asked by the clicker in this reply chain.
         text, mentioned, from_suggestion = suggested[:500], True, True
+    again = activity.value.get(AGAIN_KEY) if isinstance(activity.value, dict) else None
+    if isinstance(again, str) and again.strip():
+        text, mentioned = again[:500], True
     channel_data = activity.channel_data if isinstance(activity.channel_data, dict) else {}
     tenant = conversation.tenant_id or (channel_data.get("tenant") or {}).get("id")
     return TeamsMessage(
@@ -140,4 +152,5 @@ def parse_activity(body: object) -> TeamsMessage | OtherActivity:
         comment=comment,
         suggested=from_suggestion,
         trace=traced[:40] if isinstance(traced, str) else "",
+        fresh=isinstance(again, str) and bool(again.strip()),
     )

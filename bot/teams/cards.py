@@ -33,6 +33,7 @@ MAX_CARD_CHARS = 20_000
 MAX_SOURCES = 20
 FEEDBACK_KEY = "confer_feedback"
 TRACE_KEY = "confer_trace"  # "How I found this": the answer's question id
+AGAIN_KEY = "confer_again"  # "Research again" under a cached answer: its question, asked anew
 ASK_KEY = "confer_ask"  # a suggested follow-up's button: the question a click asks
 MAX_TITLE_CHARS = 75
 REASON_INPUT = "confer_reason"  # the 👎 form's inputs, sent back in the activity's value
@@ -112,6 +113,8 @@ def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter 
     if failed:
         note = neutralize(messages.partial_note(failed))
         body.append(_text(f"⚠️ {note}", color="Warning", isSubtle=False, spacing="Medium"))
+    if answer.cached_at:
+        body.append(_text(f"🗄️ {neutralize(messages.cached_note(answer.cached_at))}", isSubtle=True))
     sources = [
         _text(f"[{n}] {label} · {collection}", spacing="None", size="Small")
         for n, label, collection in source_labels(answer, config, link=safe_link, escape=neutralize)
@@ -126,6 +129,11 @@ def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter 
     if footer is not None and footer.traced and footer.question_id:
         actions.append(
             {"type": "Action.Submit", "title": messages.TRACE_LABEL, "data": {TRACE_KEY: footer.question_id}}
+        )
+    asked = answer.trace.question if answer.trace is not None else ""
+    if answer.cached_at and asked:
+        actions.append(
+            {"type": "Action.Submit", "title": messages.RESEARCH_AGAIN_LABEL, "data": {AGAIN_KEY: asked}}
         )
     actions += _suggestion_actions(footer, config)
     return _fit(_card(body, actions or None))

@@ -150,6 +150,7 @@ class TeamsSurface:
             commands=True,
             # each suggested question once per reply chain, whoever clicks it
             once=f"teams:suggest:{parsed.conversation_id}:{suggested}" if suggested else None,
+            fresh=parsed.fresh,
         )
         taken = await self.intake.take(message, self._opener(parsed, claims), neutralize=neutralize)
         if taken.outcome == "shutting_down":

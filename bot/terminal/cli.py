@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--in", dest="targets", default="", metavar="a,b", help="search only these collections")
     ask.add_argument("--json", action="store_true", help="print one JSON object on stdout (with its trace)")
     ask.add_argument("--trace", action="store_true", help="after the answer, print how it was found")
+    ask.add_argument("--fresh", action="store_true", help="research it even if an answer is cached")
     command(
         "collections",
         "list collections with document and passage counts",
@@ -241,7 +242,16 @@ def _run(args: argparse.Namespace) -> int:
 
             check_serve_settings(settings)
             return asyncio.run(run_server(settings))
-        return _ask(settings, config, args.question, args.targets, args.json, err, show_trace=args.trace)
+        return _ask(
+            settings,
+            config,
+            args.question,
+            args.targets,
+            args.json,
+            err,
+            show_trace=args.trace,
+            fresh=args.fresh,
+        )
     except bad_input as exc:
         say_error(messages.describe_error(exc))
         return EXIT_USAGE
@@ -442,6 +452,7 @@ def _ask(
     err: "Console",
     *,
     show_trace: bool = False,
+    fresh: bool = False,
 ) -> int:
     """One question, or the interactive prompt: each question runs on the same event loop, and
     the prompt itself reads on the main thread (so Ctrl-C and readline behave as in any shell)."""
@@ -468,7 +479,16 @@ def _ask(
                 return EXIT_USAGE
             if text is not None:
                 return runner.run(
-                    _ask_once(service, text, extra, as_json, err, question=question, show_trace=show_trace)
+                    _ask_once(
+                        service,
+                        text,
+                        extra,
+                        as_json,
+                        err,
+                        question=question,
+                        show_trace=show_trace,
+                        fresh=fresh,
+                    )
                 )
             history = settings.data_dir / HISTORY_FILE
             return _interactive(runner, service, extra, err, history, show_trace=show_trace)
@@ -501,6 +521,7 @@ async def _ask_once(
     question: "Question | None" = None,
     on_answer: "Callable[[Answer], Awaitable[None]] | None" = None,
     show_trace: bool = False,
+    fresh: bool = False,
 ) -> int:
     import json
 
@@ -523,7 +544,7 @@ async def _ask_once(
             await view.handle(event)
 
     try:
-        answer = await service.answer(question, surface="cli", on_event=on_event)
+        answer = await service.answer(question, surface="cli", on_event=on_event, fresh=fresh)
     except QuestionTimeoutError:
         if view is not None:
             view.stop()

@@ -10,6 +10,7 @@ from bot.chat.render import answer_paragraphs, cite, collection_title, failed_co
 from bot.messages import (
     STATUS_LABELS,
     TERMINAL_USAGE,
+    cached_note,
     failure_reason,
     following_up,
     partial_note,
@@ -145,6 +146,8 @@ def render_answer(
     failed = failed_collections(answer, config)
     if failed:
         parts.append(Text(partial_note(failed), style="yellow"))
+    if answer.cached_at:
+        parts.append(Text(cached_note(answer.cached_at) + "\n", style="dim"))
     if answer.citations:
         parts.append(Text("Sources", style="bold"))
         for citation in answer.citations:

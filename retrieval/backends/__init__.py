@@ -70,6 +70,15 @@ class SearchBackend(Protocol):
         """Document and passage counts, or ``None`` when the collection was never indexed."""
         ...
 
+    async def generations(self, collections: Sequence[Collection]) -> dict[str, str]:
+        """Each indexed collection's index generation: a value that changes whenever a sync
+        changes what the collection holds (passages added, removed or changed, another embedder),
+        and only then; never-indexed collections are left out. In one round trip.
+
+        Raises ``SearchUnavailableError``.
+        """
+        ...
+
     async def health(self) -> bool:
         """True when the engine answers."""
         ...
@@ -129,6 +138,9 @@ class DelegatingBackend:
 
     async def stats(self, collection: Collection) -> CollectionStats | None:
         return await self.inner.stats(collection)
+
+    async def generations(self, collections: Sequence[Collection]) -> dict[str, str]:
+        return await self.inner.generations(collections)
 
     async def health(self) -> bool:
         return await self.inner.health()

@@ -474,6 +474,24 @@ class ElasticsearchBackend:
         except _FAILURES as exc:
             raise IndexingError(collection=collection.name, reason=type(exc).__name__) from exc
 
+    async def generations(self, collections: Sequence[Collection]) -> dict[str, str]:
+        """The concrete index behind each alias: a sync that changes anything writes a new one."""
+        if not collections:
+            return {}
+        by_alias = {c.alias: c.name for c in collections}
+        try:
+            response = await self._client.indices.get_alias(name=",".join(by_alias), ignore_unavailable=True)
+        except es_exceptions.NotFoundError:
+            return {}
+        except _FAILURES as exc:
+            raise SearchUnavailableError(collection=collections[0].name, reason=type(exc).__name__) from exc
+        found: dict[str, list[str]] = {}
+        for index, entry in response.body.items():
+            for alias in entry.get("aliases", {}):
+                if alias in by_alias:
+                    found.setdefault(by_alias[alias], []).append(index)
+        return {name: ",".join(sorted(indices)) for name, indices in found.items()}
+
     async def stats(self, collection: Collection) -> CollectionStats | None:
         try:
             response = await self._client.search(

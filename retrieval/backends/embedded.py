@@ -208,6 +208,7 @@ class EmbeddedBackend:
         analysis = _add_analysis_column(connection)
         _add_column(connection, "collections", "embedder", "TEXT")
         _add_column(connection, "collections", "text_format", "INTEGER")
+        _add_column(connection, "collections", "generation", "INTEGER NOT NULL DEFAULT 0")
         with self._lock:
             self._connections.append(connection)
             self._analysis[connection] = analysis
@@ -748,12 +749,21 @@ class EmbeddedBackend:
                     db.execute(
                         "UPDATE passages SET analysis = ? WHERE rowid = ?", (analyse(title, text), rowid)
                     )
+                # The generation changes when what the collection holds does (answers cached from it
+                # are then stale): passages added, removed or changed, re-analysed, or another embedder.
+                before = db.execute(
+                    "SELECT embedder, text_format FROM collections WHERE name = ?", (collection.name,)
+                ).fetchone()
+                renewed = (
+                    bool(added or stale or unanalysed) or before is None or before != (model, TEXT_FORMAT)
+                )
                 db.execute(
-                    "INSERT INTO collections (name, indexed_at, embedder, text_format) "
-                    "VALUES (?, julianday('now'), ?, ?) "
+                    "INSERT INTO collections (name, indexed_at, embedder, text_format, generation) "
+                    "VALUES (?, julianday('now'), ?, ?, 1) "
                     "ON CONFLICT (name) DO UPDATE SET indexed_at = excluded.indexed_at, "
-                    "embedder = excluded.embedder, text_format = excluded.text_format",
-                    (collection.name, model, TEXT_FORMAT),
+                    "embedder = excluded.embedder, text_format = excluded.text_format, "
+                    "generation = generation + ?",
+                    (collection.name, model, TEXT_FORMAT, int(renewed)),
                 )
                 db.execute("COMMIT")
             except BaseException:
@@ -874,6 +884,24 @@ class EmbeddedBackend:
 
         async with self._write_lock:
             await self._run(run)
+
+    async def generations(self, collections: Sequence[Collection]) -> dict[str, str]:
+        names = [c.name for c in collections]
+
+        def run(db: sqlite3.Connection) -> dict[str, str]:
+            marks = ",".join("?" * len(names))
+            rows = db.execute(
+                f"SELECT name, generation FROM collections WHERE name IN ({marks})",  # noqa: S608
+                names,
+            ).fetchall()
+            return {str(name): str(generation) for name, generation in rows}
+
+        if not names:
+            return {}
+        try:
+            return await self._run(run)
+        except sqlite3.Error as exc:
+            raise SearchUnavailableError(collection=names[0], reason=type(exc).__name__) from exc
 
     async def stats(self, collection: Collection) -> CollectionStats | None:
         def run(db: sqlite3.Connection) -> CollectionStats | None:

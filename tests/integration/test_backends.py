@@ -236,3 +236,21 @@ async def test_an_elasticsearch_index_written_under_other_analysis_rules_is_writ
     finally:
         await client.close()
         await backend.close()
+
+
+async def test_backend_generation_changes_only_when_a_sync_changes_the_collection(
+    backend: SearchBackend, isolated_config: CollectionsConfig, sample_dir: Path
+) -> None:
+    security, people = isolated_config.get("security"), isolated_config.get("people")
+    assert security is not None and people is not None
+    assert await backend.generations([security, people]) == {}  # never indexed: none
+    await index_collection(backend, security, isolated_config)
+    await index_collection(backend, people, isolated_config)
+    first = await backend.generations([security, people])
+    assert set(first) == {"security", "people"}
+    await index_collection(backend, security, isolated_config)  # nothing changed
+    assert await backend.generations([security, people]) == first
+    (sample_dir / "samples" / "security" / "new-policy.md").write_text("# Badges\n\nWear your badge.\n")
+    await index_collection(backend, security, isolated_config)
+    after = await backend.generations([security, people])
+    assert after["security"] != first["security"] and after["people"] == first["people"]

@@ -69,6 +69,9 @@ async def test_confer_serve_with_redis_spends_the_shared_append_budget(
     redis_url: str, sample_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REDIS_URL", redis_url)
+    # The question must be researched (its plan streamed), not answered from the answer cache that
+    # this Redis keeps across runs.
+    monkeypatch.setenv("CONFER_CACHE", "off")
     client = Redis.from_url(redis_url)
     key = f"confer:budget:chat.appendStream:{TEAM_ID}"
     await client.delete(key)
