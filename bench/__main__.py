@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import answer_cache, connectors, embeddings
+from bench import answer_cache, connectors, embeddings, tracing
 from bench.fanout import measure_fanout
 from bench.llm_latency import measure_llm_latency
 from bench.llm_mode import measure_llm_mode
@@ -39,6 +39,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     report["llm_hosted"] = await measure_llm_mode()
     print("answer cache: sample questions researched, then from the cache …", flush=True)
     report["answer_cache"] = await answer_cache.measure_answer_cache()
+    print("OpenTelemetry: CPU per question, export off then on …", flush=True)
+    report["tracing"] = await tracing.measure_tracing()
     print("start-up: confer --help, collections, ask, serve …", flush=True)
     report["startup"] = await measure_startup(args.runs)
     sizes = [size for size in SEARCH_SIZES if size <= args.max_passages]
@@ -131,6 +133,8 @@ def markdown(report: dict[str, Any]) -> str:
     lines += _hosted_markdown(report.get("llm_hosted"))
     if report.get("answer_cache"):
         lines += answer_cache.markdown(report["answer_cache"])
+    if report.get("tracing"):
+        lines += tracing.markdown(report["tracing"])
     startup = report.get("startup")
     if startup:
         lines += [

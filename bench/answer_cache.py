@@ -17,8 +17,9 @@ from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
 from graph import Question, build_chat_model
 from graph.context import ResearchLimits
+from retrieval.backends import SearchBackend
 from retrieval.backends.embedded import build_embedded_backend
-from retrieval.collections import load_collections
+from retrieval.collections import CollectionsConfig, load_collections
 from retrieval.ingest.pipeline import index_collection
 from tests.fakes.llm_api import FakeLLM
 
@@ -38,15 +39,20 @@ def _p50(samples: list[float]) -> float:
     return round(statistics.median(samples) * 1000, 3)
 
 
+async def indexed_samples(kb: Path) -> tuple[CollectionsConfig, SearchBackend]:
+    """The sample collections copied into ``kb`` and indexed there (embedded index, embeddings on)."""
+    shutil.copytree(ROOT / "samples", kb / "samples")
+    shutil.copy(ROOT / "collections.yaml", kb / "collections.yaml")
+    config = load_collections(kb / "collections.yaml")
+    backend = build_embedded_backend(kb / ".confer")
+    for collection in config.collections:
+        await index_collection(backend, collection, config)
+    return config, backend
+
+
 async def measure_answer_cache(rounds: int = ROUNDS) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        kb = Path(tmp)
-        shutil.copytree(ROOT / "samples", kb / "samples")
-        shutil.copy(ROOT / "collections.yaml", kb / "collections.yaml")
-        config = load_collections(kb / "collections.yaml")
-        backend = build_embedded_backend(kb / ".confer")
-        for collection in config.collections:
-            await index_collection(backend, collection, config)
+        config, backend = await indexed_samples(Path(tmp))
         allowed = tuple(c.name for c in config.collections)
         service = ResearchService(
             config=config,

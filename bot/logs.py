@@ -9,6 +9,8 @@ import logging
 import sys
 from datetime import UTC, datetime
 
+from bot.telemetry import current_trace_id
+
 # LogRecord attributes that are not "extra" context.
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "taskName"}
 _NOISY = (
@@ -52,9 +54,21 @@ class PlainFormatter(logging.Formatter):
         return f"{line} {context}" if context else line
 
 
+class TraceIdFilter(logging.Filter):
+    """Each line logged inside an exported question's trace carries its ``trace_id``, the id
+    Jaeger (or any OTLP backend) finds the question by."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        trace_id = current_trace_id()
+        if trace_id:
+            record.trace_id = trace_id
+        return True
+
+
 def configure_logging(level: str, fmt: str = "plain") -> None:
     """Logs go to stderr so ``--json`` keeps stdout clean."""
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(TraceIdFilter())
     handler.setFormatter(
         JsonFormatter()
         if fmt == "json"

@@ -14,6 +14,7 @@ from graph.nodes import (
     respond_directly,
     synthesize,
 )
+from graph.spans import traced_node
 from graph.state import ResearchState
 
 ResearchGraph = CompiledStateGraph[ResearchState, GraphContext, ResearchState, ResearchState]
@@ -29,12 +30,14 @@ def build_research_graph() -> ResearchGraph:
     follow-up proposals (later rounds), asked beside the rule-based work, join the round when they
     arrive before its research branches have finished."""
     builder = StateGraph(ResearchState, context_schema=GraphContext)
-    builder.add_node("plan", plan)
+    # Each node runs in an OpenTelemetry span of its own (``graph.spans``; nothing when not
+    # exported); a ``research`` node's is its branch's span (``branch <collection>``).
+    builder.add_node("plan", traced_node("plan", plan))
     builder.add_node("research", research)
-    builder.add_node("join_model", join_model)
-    builder.add_node("reflect", reflect)
-    builder.add_node("synthesize", synthesize)
-    builder.add_node("respond_directly", respond_directly)
+    builder.add_node("join_model", traced_node("join_model", join_model))
+    builder.add_node("reflect", traced_node("reflect", reflect))
+    builder.add_node("synthesize", traced_node("synthesize", synthesize))
+    builder.add_node("respond_directly", traced_node("respond_directly", respond_directly))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", dispatch, ["research", "join_model", "respond_directly"])
     builder.add_edge("research", "reflect")

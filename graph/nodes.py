@@ -65,6 +65,7 @@ from graph.research.reflect import (
     validate_proposals,
 )
 from graph.research.scores import comparable_findings
+from graph.spans import branch_span
 from graph.state import ResearchState
 from graph.trace import decided
 from retrieval.errors import CollectionNotIndexedError, RetrievalError
@@ -264,7 +265,12 @@ async def research(state: ResearchTask, runtime: Runtime[GraphContext]) -> dict[
 
 
 async def run_branch(task: ResearchTask, context: GraphContext, writer: StreamWriter) -> Finding:
-    """One research branch from start to finish, with its progress events."""
+    """One research branch from start to finish, with its progress events, in a span of its own."""
+    with branch_span(task.collection, task.round, task.entity):
+        return await _run_branch(task, context, writer)
+
+
+async def _run_branch(task: ResearchTask, context: GraphContext, writer: StreamWriter) -> Finding:
     writer(BranchStarted(collection=task.collection, round=task.round, entity=task.entity))
     started = time.monotonic()
     reserve = 2.0 if context.llm is not None else 0.2  # room left for synthesis

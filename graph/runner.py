@@ -12,6 +12,7 @@ from graph.context import GraphContext, ModelWork
 from graph.events import AnswerReady, ProgressEvent
 from graph.llm.port import QuestionModel
 from graph.models import Question
+from graph.spans import trace_id
 from graph.state import ResearchState
 from graph.trace import TraceRecorder, recording, trace_of
 
@@ -57,5 +58,6 @@ async def stream_research(
             context.work.cancel()  # model calls the answer no longer waits for
     answer = final["answer"]
     trace = trace_of(context.trace, question, final.get("plan"), final.get("rounds", ()), answer)
+    trace = trace.model_copy(update={"trace_id": trace_id()})  # the OpenTelemetry trace, when exported
     answer = answer.model_copy(update={"trace": trace})
     yield AnswerReady(answer=answer, seconds=round(time.monotonic() - started, 4))

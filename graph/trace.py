@@ -309,6 +309,11 @@ def calling(purpose: Purpose) -> Iterator[None]:
         _PURPOSE.reset(token)
 
 
+def current_purpose() -> Purpose:
+    """What the model request being made now is for."""
+    return _PURPOSE.get()
+
+
 def note_model_call(
     *, model: str, outcome: str, seconds: float, prompt_tokens: int, completion_tokens: int
 ) -> None:

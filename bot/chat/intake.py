@@ -31,6 +31,7 @@ from bot.chat.thread import ChatThread, answer_in_thread
 from bot.chat.trace_view import TraceLine, shown_in, trace_lines
 from bot.errors import EmptyQuestionError
 from bot.metrics import ConferMetrics
+from bot.telemetry import span
 from graph import CollectionAccessError, PriorTurn, Question, Standalone, subject_of
 
 logger = logging.getLogger(__name__)
@@ -246,12 +247,17 @@ class Intake:
 
     async def _answer(self, message: Message, question: Question, opener: Opener) -> None:
         """The question's life in its thread, kept in the thread's memory (the question as soon as
-        it starts, then its answer)."""
+        it starts, then its answer): one OpenTelemetry trace, ``question``."""
+        with span("question", **{"confer.surface": message.surface}):
+            await self._answer_in_thread(message, question, opener)
+
+    async def _answer_in_thread(self, message: Message, question: Question, opener: Opener) -> None:
         async with opener(question) as delivery:
             if delivery is None:  # the platform could not open a thread and told the asker
                 return
             key = message.key or delivery.key
-            prepared = await self._prepare(message, question, key)
+            with span("intake"):
+                prepared = await self._prepare(message, question, key)
             memory = (self.conversations, key, prepared) if self.conversations and key and prepared else None
             if memory is not None:
                 conversations, thread, turn = memory

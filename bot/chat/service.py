@@ -17,6 +17,7 @@ from bot.chat.access import require_policy
 from bot.chat.cache import AnswerCache, CachedAnswer, cache_key
 from bot.errors import EmptyQuestionError as EmptyQuestionError  # importers of bot.chat.service keep it
 from bot.metrics import ConferMetrics, record_drops
+from bot.telemetry import span
 from graph import (
     Answer,
     AnswerReady,
@@ -70,21 +71,29 @@ class InstrumentedBackend(DelegatingBackend):
         corpus: Sequence[Collection] = (),
     ) -> list[Passage]:
         started = time.perf_counter()
-        try:
-            return await super().search(
-                collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
-            )
-        finally:
-            self._histogram.observe(time.perf_counter() - started)
+        with span(
+            "search", **{"confer.backend": self.inner.name, "confer.collection": collection.name}
+        ) as current:
+            try:
+                found = await super().search(
+                    collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+                )
+                current.set_attribute("confer.hits", len(found))
+                return found
+            finally:
+                self._histogram.observe(time.perf_counter() - started)
 
     async def probe(
         self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
     ) -> dict[str, float]:
         started = time.perf_counter()
-        try:
-            return await super().probe(collections, query, meaning=meaning)
-        finally:
-            self._histogram.observe(time.perf_counter() - started)
+        with span("search", **{"confer.backend": self.inner.name, "confer.collection": "*probe*"}) as current:
+            try:
+                scores = await super().probe(collections, query, meaning=meaning)
+                current.set_attribute("confer.hits", len(scores))
+                return scores
+            finally:
+                self._histogram.observe(time.perf_counter() - started)
 
 
 @dataclass
@@ -140,7 +149,21 @@ class ResearchService:
     ) -> Answer:
         """The cached answer when one was kept for this question and place and its collections are
         unchanged (``fresh``: research it anyway, and keep the new answer); otherwise research and
-        answer, progress going to ``on_event`` as it happens."""
+        answer, progress going to ``on_event`` as it happens. In the span ``research``."""
+        with span("research", **{"confer.surface": surface, "confer.fresh": fresh}):
+            return await self._answer(
+                question, surface=surface, on_event=on_event, sequential=sequential, fresh=fresh
+            )
+
+    async def _answer(
+        self,
+        question: Question,
+        *,
+        surface: Surface,
+        on_event: EventHandler | None,
+        sequential: bool,
+        fresh: bool,
+    ) -> Answer:
         if self.cache is None:
             return await self._research(question, surface=surface, on_event=on_event, sequential=sequential)
         key = cache_key(question, mode="llm" if self.llm is not None else "extractive", model=self.model)

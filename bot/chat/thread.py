@@ -22,6 +22,7 @@ from bot.chat.render import AnswerFooter, plain_answer, takes_votes
 from bot.chat.scheduler import QuestionScheduler
 from bot.chat.service import QuestionTimeoutError, ResearchService, Surface
 from bot.errors import ChatCallError
+from bot.telemetry import span
 from graph import (
     Answer,
     BranchFinished,
@@ -212,22 +213,23 @@ async def answer_in_thread(
                 suggesting = asyncio.create_task(_as_is(footer))
             else:
                 suggesting = asyncio.create_task(_with_suggestions(service, question, answer, footer))
-            await asyncio.wait({suggesting}, timeout=SUGGESTIONS_WAIT)
-            await writer.first_post()  # the status stays above the answer
-            if isinstance(thread, StreamingThread) and thread.streaming:
-                writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
-                await thread.finish_stream(await writer.hand_over(), answer, suggesting)
-                answered = answer
-            else:
-                # suggestions still coming go out with the answer where it cannot be edited, else later
-                late = thread if isinstance(thread, EditableAnswer) and not suggesting.done() else None
-                # The status is final before the answer appears under it, never "searching…" above it.
-                writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
-                await writer.flush(wait=STATUS_FLUSH_WAIT)
-                await thread.post_answer(answer, footer if late else await suggesting)
-                answered = answer
-                if late is not None:
-                    await _add_late_suggestions(late, answer, footer, suggesting)
+            with span("delivery"):
+                await asyncio.wait({suggesting}, timeout=SUGGESTIONS_WAIT)
+                await writer.first_post()  # the status stays above the answer
+                if isinstance(thread, StreamingThread) and thread.streaming:
+                    writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
+                    await thread.finish_stream(await writer.hand_over(), answer, suggesting)
+                    answered = answer
+                else:
+                    # suggestions still coming go out with the answer where it cannot be edited, else later
+                    late = thread if isinstance(thread, EditableAnswer) and not suggesting.done() else None
+                    # The status is final before the answer appears under it, never "searching…" above it.
+                    writer.update(_finish("done", done_summary(answer, time.monotonic() - started)))
+                    await writer.flush(wait=STATUS_FLUSH_WAIT)
+                    await thread.post_answer(answer, footer if late else await suggesting)
+                    answered = answer
+                    if late is not None:
+                        await _add_late_suggestions(late, answer, footer, suggesting)
         except QuestionTimeoutError:
             writer.update(_finish("failed", messages.STATUS_TIMED_OUT))
             await thread.say(messages.TIMED_OUT)

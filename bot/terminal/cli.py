@@ -222,6 +222,10 @@ def _run(args: argparse.Namespace) -> int:
         # (or for anyone who sets CONFER_LOG_LEVEL).
         quiet = args.command != "serve" and "log_level" not in settings.model_fields_set
         configure_logging("WARNING" if quiet else settings.log_level, settings.log_format)
+        if args.command in ("serve", "ask"):
+            from bot.telemetry import configure_tracing
+
+            configure_tracing()  # OTLP export when its endpoint is set (flushed at exit)
         if args.command == "eval":
             return asyncio.run(run_eval(settings, args, err))
         if args.command == "feedback":

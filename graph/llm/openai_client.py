@@ -17,7 +17,8 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.stop import stop_base
 
 from graph.llm.port import LLMError, LLMObserver, LocalBreaker, ModelBreaker, SchemaT, extract_json
-from graph.trace import calling, note_model_call, purpose_of
+from graph.spans import model_call_span
+from graph.trace import calling, current_purpose, note_model_call, purpose_of
 
 logger = logging.getLogger(__name__)
 
@@ -275,6 +276,14 @@ class OpenAIChatModel:
         seconds = time.monotonic() - started
         self._observer.request_finished(
             outcome=outcome, seconds=seconds, prompt_tokens=prompt, completion_tokens=completion
+        )
+        model_call_span(
+            model=self._model,
+            purpose=current_purpose(),
+            outcome=outcome,
+            seconds=seconds,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
         )
         note_model_call(
             model=self._model,

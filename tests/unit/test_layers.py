@@ -32,6 +32,7 @@ COMPOSITION = {
     "web.py",
     "metrics.py",
     "logs.py",
+    "telemetry.py",  # where spans go (OTLP), beside logs and metrics
     "messages.py",
     "errors.py",
 }
