@@ -23,8 +23,6 @@ import json
 import logging
 import math
 import sys
-import tempfile
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,13 +35,11 @@ from bot.chat.conversations import Conversations
 from bot.chat.memory import build_local_memory
 from bot.evaluation.datasets import EvalQuestion, load_questions
 from bot.evaluation.scoring import is_gold_source, normalize_answer
-from bot.evaluation.suites import EvidenceHidingBackend, _drop_eval_indexes, ask_in_conversation
+from bot.evaluation.suites import EvidenceHidingBackend, ask_in_conversation, throwaway_indexes
 from bot.metrics import build_metrics
 from bot.settings import ConferSettings
-from bot.wiring import build_backend, build_service
+from bot.wiring import build_service
 from graph import FEATURES, JUDGE_FILE, MEANING_FEATURES, Answer, Judgement, question_signals
-from retrieval.collections import load_collections
-from retrieval.ingest.pipeline import index_collection
 from retrieval.language import content_words, stem_in
 
 logger = logging.getLogger(__name__)
@@ -119,46 +115,30 @@ def _row(domain: str, question: EvalQuestion, answer: Answer, *, hidden: bool) -
 
 async def collect(dataset: Path, domain: str, settings: ConferSettings) -> list[dict[str, Any]]:
     """Every dev question of ``dataset`` judged as asked and with its evidence hidden."""
-    config = load_collections(dataset / "collections.yaml")
     questions = [q for q in load_questions(dataset, "dev") if not _yes_no(q)]
-    tag = uuid.uuid4().hex[:8]
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="confer-judge-") as tmp:
-        run_settings = settings.model_copy(
-            update={"data_dir": Path(tmp), "embeddings_cache": settings.vector_cache_path}
-        )
-        backend = build_backend(run_settings)
-        collections = tuple(
-            c.model_copy(update={"index": f"confer-judge-{tag}-{c.name}"}) for c in config.collections
-        )
-        config = config.model_copy(update={"collections": collections, "channels": {}})
-        try:
-            for collection in collections:
-                await index_collection(backend, collection, config)
-            metrics = build_metrics()
-            service = build_service(run_settings, config=config, backend=backend, metrics=metrics)
-            conversations = Conversations(memory=build_local_memory(), metrics=metrics)
-            hiding = EvidenceHidingBackend(backend)
-            hidden_service = build_service(run_settings, config=config, backend=hiding, metrics=metrics)
-            for number, item in enumerate(questions, 1):
-                asked = await ask_in_conversation(service, conversations, item, number)
-                row = _row(domain, item, asked.answer, hidden=False)
+    async with throwaway_indexes(dataset, settings, "confer-judge") as (config, backend, run_settings):
+        metrics = build_metrics()
+        service = build_service(run_settings, config=config, backend=backend, metrics=metrics)
+        conversations = Conversations(memory=build_local_memory(), metrics=metrics)
+        hiding = EvidenceHidingBackend(backend)
+        hidden_service = build_service(run_settings, config=config, backend=hiding, metrics=metrics)
+        for number, item in enumerate(questions, 1):
+            asked = await ask_in_conversation(service, conversations, item, number)
+            row = _row(domain, item, asked.answer, hidden=False)
+            if row is not None:
+                rows.append(row)
+            if item.has_gold:
+                hiding.hidden = frozenset(item.gold_ids)
+                hiding.hidden_sources = frozenset(() if item.gold_ids else item.gold_sources)
+                answer = await hidden_service.answer(
+                    hidden_service.make_question(item.question), surface="cli"
+                )
+                row = _row(domain, item, answer, hidden=True)
                 if row is not None:
                     rows.append(row)
-                if item.has_gold:
-                    hiding.hidden = frozenset(item.gold_ids)
-                    hiding.hidden_sources = frozenset(() if item.gold_ids else item.gold_sources)
-                    answer = await hidden_service.answer(
-                        hidden_service.make_question(item.question), surface="cli"
-                    )
-                    row = _row(domain, item, answer, hidden=True)
-                    if row is not None:
-                        rows.append(row)
-                print(f"\r{domain}: {number}/{len(questions)}", end="", file=sys.stderr, flush=True)
-            print(file=sys.stderr)
-        finally:
-            await _drop_eval_indexes(backend, collections)
-            await backend.close()
+            print(f"\r{domain}: {number}/{len(questions)}", end="", file=sys.stderr, flush=True)
+        print(file=sys.stderr)
     return rows
 
 

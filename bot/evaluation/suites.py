@@ -9,12 +9,13 @@ of a benchmark directory's collections:
 - conversations: follow-ups built from a benchmark's comparison and bridge questions, against the
   same turn written in full."""
 
+import contextlib
 import json
 import re
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -234,6 +235,35 @@ async def ask_in_conversation(
         await conversations.forget(key)
 
 
+@contextlib.asynccontextmanager
+async def throwaway_indexes(
+    dataset: Path, settings: ConferSettings, prefix: str
+) -> AsyncIterator[tuple[CollectionsConfig, SearchBackend, ConferSettings]]:
+    """A benchmark's collections indexed under throw-away aliases (``<prefix>-<tag>-<name>``, so an
+    Elasticsearch cluster's own collections are never touched) in a temporary data folder, passage
+    vectors kept in the configured cache (a second run embeds nothing again): the collections, the
+    backend searching them and the settings to build a service with (the answer cache off). The
+    aliases are dropped afterwards."""
+    config = load_collections(dataset / "collections.yaml")
+    tag = uuid.uuid4().hex[:8]
+    with tempfile.TemporaryDirectory(prefix=f"{prefix}-") as tmp:
+        run_settings = settings.model_copy(
+            update={"data_dir": Path(tmp), "embeddings_cache": settings.vector_cache_path}
+        )
+        backend = build_backend(run_settings)
+        collections = tuple(
+            c.model_copy(update={"index": f"{prefix}-{tag}-{c.name}"}) for c in config.collections
+        )
+        config = config.model_copy(update={"collections": collections, "channels": {}})
+        try:
+            for collection in collections:
+                await index_collection(backend, collection, config)
+            yield config, backend, uncached(run_settings)
+        finally:
+            await _drop_eval_indexes(backend, collections)
+            await backend.close()
+
+
 def uncached(settings: ConferSettings) -> ConferSettings:
     """The settings with the answer cache off: every evaluated question is researched (a cached
     answer would carry another run's evidence and time)."""
@@ -412,25 +442,13 @@ async def evaluate_conversations(
 ) -> dict[str, Any]:
     """Follow-up R@k (the follow-up researched with the first turn remembered) against the same
     turn written in full, per type; every turn runs through the graph the bots use."""
-    config = load_collections(dataset / "collections.yaml")
     cases = conversation_cases(dataset, split)[:limit]
-    tag = uuid.uuid4().hex[:8]
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="confer-eval-") as tmp:
-        run_settings = settings.model_copy(
-            update={"data_dir": Path(tmp), "embeddings_cache": settings.vector_cache_path}
-        )
-        backend = build_backend(run_settings)
-        collections = tuple(
-            c.model_copy(update={"index": f"confer-eval-{tag}-{c.name}"}) for c in config.collections
-        )
-        config = config.model_copy(update={"collections": collections, "channels": {}})
+    async with throwaway_indexes(dataset, settings, "confer-eval") as (config, backend, run_settings):
         metrics = build_metrics()
-        service = build_service(uncached(run_settings), config=config, backend=backend, metrics=metrics)
+        service = build_service(run_settings, config=config, backend=backend, metrics=metrics)
         conversations = Conversations(memory=build_local_memory(), metrics=metrics)
         try:
-            for collection in collections:
-                await index_collection(backend, collection, config)
             for number, case in enumerate(cases, 1):
                 key = ThreadKey("eval", "eval", split, case.id)
                 first = await conversations.prepare(service, key, case.first)
@@ -453,8 +471,6 @@ async def evaluate_conversations(
                 if progress is not None:
                     progress(number, len(cases))
         finally:
-            await _drop_eval_indexes(backend, collections)
-            await backend.close()
             if service.llm is not None:
                 await service.llm.close()
     return conversation_report(rows)
