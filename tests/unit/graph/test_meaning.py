@@ -562,3 +562,21 @@ async def test_a_not_found_shows_the_sentences_the_judge_finds_closest_unless_no
         plan, findings, ResearchLimits(), closeness=unrelated, judged_closeness=unrelated, judges=judges
     )
     assert not answer.found and not answer.closest and not answer.citations
+
+
+async def test_a_sentence_the_word_checks_would_not_offer_is_shown_when_the_judge_finds_it_related() -> None:
+    """Below ``RELATED`` by closeness alone the checks offer nothing; the judge's reading of the
+    same sentence (here: closeness and a bias) finds it related, so the reply shows it as the
+    closest instead of coming back empty-handed."""
+    question = "who do I wake up if the site dies at 3am"
+    plan, findings = _plan(question, "engineering"), [_finding("engineering", ON_CALL)]
+    far = await sentence_closeness(question, [ON_CALL], SentenceVectors({"A page goes": RELATED - 0.05}))
+    assert not synthesize_extractive(plan, findings, ResearchLimits(), closeness=far).closest
+    judges = judges_by({"cosine": 8.0}, bias=-2.0, answers=0.9, related=0.3)
+    answer = synthesize_extractive(
+        plan, findings, ResearchLimits(), closeness=far, judged_closeness=far, judges=judges
+    )
+    assert not answer.found
+    assert answer.closest[0].text == (
+        "A page goes to the primary first, who acknowledges it within 15 minutes at night."
+    )
