@@ -13,7 +13,8 @@ from graph.models import Claim, JudgedSentence, Judgement, Plan
 from retrieval.passages import Passage
 from retrieval.text import stems
 
-# Sentences sharing this much of their words (Jaccard of stems) say the same thing once.
+# Sentences sharing this much of their words (Jaccard of stems) say the same thing: said once
+# (an answer's near-duplicates merge, the closest sentences shown are not repeated).
 DUPLICATE = 0.7
 CLOSEST = 2  # sentences offered as the closest when none answers
 

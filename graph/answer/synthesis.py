@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from graph.answer.compose import as_claims, judge_evidence, judgement_of
+from graph.answer.compose import DUPLICATE, as_claims, judge_evidence, judgement_of
 from graph.answer.compose import closest as closest_sentences
 from graph.answer.extractive import jaccard
 from graph.answer.judge import Judges
@@ -52,7 +52,6 @@ from retrieval.text import sentence_analysis, stems, tokens, words
 
 logger = logging.getLogger(__name__)
 
-DUPLICATE = 0.7
 RELEVANCE_FLOOR = 0.35
 # The closest sentence is offered under a "not found" only when it carries this much of the ask,
 # or, read by meaning, when it is related to the question (``RELATED``) and names what it names.
