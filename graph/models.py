@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from graph.trace import AnswerDecision, AnswerTrace
+from retrieval.audience import Audience
 from retrieval.passages import Passage
 
 QuestionKind = Literal["factual", "comparative", "exploratory", "greeting", "thanks", "help"]
@@ -25,6 +26,10 @@ class Question(_Frozen):
     requested: tuple[str, ...] = ()
     defaults: tuple[str, ...] = ()
     asked: str = ""  # a follow-up as typed, when ``text`` is its rewrite (shown in the trace only)
+    # Who the answer is for: every search of this question reaches only the passages they may read
+    # at the source (``retrieval.audience``). By default only what everyone may read; the chat sets
+    # the asker's or the channel's, the terminal the operator's (everything).
+    audience: Audience = Audience.anyone()
 
 
 class ResearchTask(_Frozen):

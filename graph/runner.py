@@ -15,6 +15,7 @@ from graph.models import Question
 from graph.spans import trace_id
 from graph.state import ResearchState
 from graph.trace import TraceRecorder, recording, trace_of
+from retrieval.backends import AudienceBackend
 
 RECURSION_LIMIT = 25
 
@@ -39,6 +40,9 @@ async def stream_research(
             deadline = min(deadline, context.deadline)
         context = replace(context, llm=QuestionModel(context.llm, deadline=deadline), work=ModelWork())
     context = replace(context, trace=TraceRecorder(started=started))  # this question's own
+    if not question.audience.unrestricted:
+        # Every search and probe of this question, whichever node makes it, is for its audience.
+        context = replace(context, backend=AudienceBackend(context.backend, question.audience))
     config: RunnableConfig = {"recursion_limit": RECURSION_LIMIT}
     if sequential:
         config["max_concurrency"] = 1

@@ -4,6 +4,8 @@ import hashlib
 
 from pydantic import BaseModel, ConfigDict
 
+from retrieval.audience import readers_key
+
 # The version of the text the loaders and the chunker make of a document. An index stores the
 # version its passages were made with; ``confer index`` says when it finds an older one, and rebuilds
 # (every changed passage is a new one). 2: Markdown comments, link syntax and front matter dropped,
@@ -31,6 +33,10 @@ class Passage(BaseModel):
     # search by words alone, whose ``score`` is the engine's own.
     lexical: float | None = None
     semantic: float | None = None
+    # Who may read it at its source (``retrieval.audience``), for a connector with ``permissions:
+    # true``; ``None``: everyone who may search the collection. Written when a passage is indexed;
+    # a search filters by it and leaves it unset on the passages it finds.
+    readers: tuple[str, ...] | None = None
 
     def scored(self, score: float, highlights: tuple[str, ...] = ()) -> "Passage":
         return self.model_copy(update={"score": score, "highlights": highlights})
@@ -56,15 +62,28 @@ class SyncStats(BaseModel):
     earlier_format: int | None = None
 
 
-def content_digest(doc_id: str, source: str, title: str, url: str, text: str) -> str:
+def content_digest(
+    doc_id: str, source: str, title: str, url: str, text: str, readers: str | None = None
+) -> str:
     """What a sync compares to tell whether a stored passage is still the one wanted: an id may stay
     while the content changes (a JSONL line keeps the id its file gives, and a chunk's id does not
-    cover its document's title or address)."""
-    return hashlib.sha256("\x00".join((doc_id, source, title, url, text)).encode()).hexdigest()[:20]
+    cover its document's title or address), or while who may read it changes (``readers``: its
+    ``readers_key``; a passage without readers has the digest it had before readers existed)."""
+    parts = (
+        (doc_id, source, title, url, text) if readers is None else (doc_id, source, title, url, text, readers)
+    )
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:20]
 
 
 def digest_of(passage: Passage) -> str:
-    return content_digest(passage.doc_id, passage.source, passage.title, passage.url, passage.text)
+    return content_digest(
+        passage.doc_id,
+        passage.source,
+        passage.title,
+        passage.url,
+        passage.text,
+        readers_key(passage.readers),
+    )
 
 
 def make_passage_id(source: str, chunk: int, text: str) -> str:

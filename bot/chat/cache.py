@@ -4,7 +4,9 @@ answer (its citations and trace, and a "cached, from <time>" note) in millisecon
 The key (``cache_key``) covers everything the research graph's answer depends on: the question as
 researched, normalised (case, spacing, punctuation; a follow-up is keyed by its standalone rewrite,
 the only text the graph reads), the collections the place may search, those requested and the
-place's defaults, the answer mode and the model. Each entry also keeps the index generation of
+place's defaults, who the answer is for (``Audience.key``: what they may read at the sources, so
+an answer built for a wider reader is never served to a narrower one), the answer mode and the
+model. Each entry also keeps the index generation of
 every collection its answer searched (``SearchBackend.generations``): when ``confer index``
 changes one of them, the entry no longer matches and the question is researched again, so a
 changed collection invalidates exactly the answers that used it.
@@ -66,6 +68,7 @@ def cache_key(question: Question, *, mode: str, model: str) -> str:
         "allowed": sorted(question.allowed),
         "requested": sorted(question.requested),
         "defaults": sorted(question.defaults),
+        "audience": question.audience.key,
         "mode": mode,
         "model": model,
     }

@@ -37,6 +37,7 @@ from graph import (
     stream_research,
     suggest_followups,
 )
+from retrieval.audience import Audience
 from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.errors import ConferError
@@ -69,6 +70,7 @@ class InstrumentedBackend(DelegatingBackend):
         broad: bool = False,
         meaning: str | None = None,
         corpus: Sequence[Collection] = (),
+        audience: Audience | None = None,
     ) -> list[Passage]:
         started = time.perf_counter()
         with span(
@@ -76,7 +78,13 @@ class InstrumentedBackend(DelegatingBackend):
         ) as current:
             try:
                 found = await super().search(
-                    collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+                    collection,
+                    query,
+                    limit=limit,
+                    broad=broad,
+                    meaning=meaning,
+                    corpus=corpus,
+                    audience=audience,
                 )
                 current.set_attribute("confer.hits", len(found))
                 return found
@@ -84,12 +92,17 @@ class InstrumentedBackend(DelegatingBackend):
                 self._histogram.observe(time.perf_counter() - started)
 
     async def probe(
-        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        *,
+        meaning: str | None = None,
+        audience: Audience | None = None,
     ) -> dict[str, float]:
         started = time.perf_counter()
         with span("search", **{"confer.backend": self.inner.name, "confer.collection": "*probe*"}) as current:
             try:
-                scores = await super().probe(collections, query, meaning=meaning)
+                scores = await super().probe(collections, query, meaning=meaning, audience=audience)
                 current.set_attribute("confer.hits", len(scores))
                 return scores
             finally:
@@ -120,11 +133,18 @@ class ResearchService:
         )
 
     def make_question(
-        self, text: str, *, channel: str | None = None, extra_targets: Sequence[str] = ()
+        self,
+        text: str,
+        *,
+        channel: str | None = None,
+        extra_targets: Sequence[str] = (),
+        audience: Audience | None = None,
     ) -> Question:
         """Parse ``in:`` targets and apply the channel's policy (``bot.chat.access``). Raises
         ``EmptyQuestionError``, or ``CollectionAccessError`` (``PlaceDeniedError`` where Confer may
-        not be used at all) before anything is searched."""
+        not be used at all) before anything is searched. ``audience``: who the answer is for
+        (``bot.chat.audience``); by default the operator where there is no place (the terminal, an
+        evaluation), else only what everyone may read until the chat names its people."""
         remaining, targets = extract_targets(repair_encoding(text))
         if not remaining.strip():
             raise EmptyQuestionError("empty question")
@@ -134,6 +154,7 @@ class ResearchService:
             allowed=policy.allow,
             requested=tuple(dict.fromkeys([*extra_targets, *targets])),
             defaults=policy.default,
+            audience=audience or (Audience.everything() if channel is None else Audience.anyone()),
         )
         check_requested(question, self.context.collections)
         return question

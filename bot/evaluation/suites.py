@@ -41,6 +41,7 @@ from bot.metrics import build_metrics
 from bot.settings import ConferSettings
 from bot.wiring import build_backend, build_service
 from graph import Answer, is_supported
+from retrieval.audience import Audience
 from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.collections import Collection, CollectionsConfig, load_collections
 from retrieval.ingest.pipeline import index_collection
@@ -298,10 +299,17 @@ class EvidenceHidingBackend(DelegatingBackend):
         broad: bool = False,
         meaning: str | None = None,
         corpus: Sequence[Collection] = (),
+        audience: Audience | None = None,
     ) -> list[Passage]:
         extra = len(self.hidden) + self.HIDDEN_MARGIN * len(self.hidden_sources)
         hits = await super().search(
-            collection, query, limit=limit + extra, broad=broad, meaning=meaning, corpus=corpus
+            collection,
+            query,
+            limit=limit + extra,
+            broad=broad,
+            meaning=meaning,
+            corpus=corpus,
+            audience=audience,
         )
         return [p for p in hits if self._shown(p)][:limit]
 

@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from typing import Protocol
 
+from retrieval.audience import Audience
 from retrieval.collections import Collection
 from retrieval.embeddings import ProgressCallback, Vectors
 from retrieval.passages import CollectionStats, Passage, SyncStats
@@ -25,8 +26,11 @@ class SearchBackend(Protocol):
         broad: bool = False,
         meaning: str | None = None,
         corpus: Sequence[Collection] = (),
+        audience: Audience | None = None,
     ) -> list[Passage]:
         """Top passages for ``query`` with scores, best first. ``broad`` relaxes term matching.
+        ``audience``: only passages it may read are searched (``retrieval.audience``), inside the
+        search itself; ``None`` searches every passage (the operator, an indexer).
 
         With embeddings, the search is by words (``query``) and by meaning (``meaning``, default
         ``query``: the question itself, embedded once for all its branches), and the word scores use
@@ -38,10 +42,15 @@ class SearchBackend(Protocol):
         ...
 
     async def probe(
-        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        *,
+        meaning: str | None = None,
+        audience: Audience | None = None,
     ) -> dict[str, float]:
-        """Best score per collection in one round trip, on one scale across them; collections that
-        fail are left out."""
+        """Best score per collection in one round trip, on one scale across them, of the passages
+        ``audience`` may read; collections that fail are left out."""
         ...
 
     async def sync_collection(
@@ -111,15 +120,21 @@ class DelegatingBackend:
         broad: bool = False,
         meaning: str | None = None,
         corpus: Sequence[Collection] = (),
+        audience: Audience | None = None,
     ) -> list[Passage]:
         return await self.inner.search(
-            collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+            collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus, audience=audience
         )
 
     async def probe(
-        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        *,
+        meaning: str | None = None,
+        audience: Audience | None = None,
     ) -> dict[str, float]:
-        return await self.inner.probe(collections, query, meaning=meaning)
+        return await self.inner.probe(collections, query, meaning=meaning, audience=audience)
 
     async def sync_collection(
         self,
@@ -150,3 +165,47 @@ class DelegatingBackend:
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+class AudienceBackend(DelegatingBackend):
+    """A ``SearchBackend`` whose every search and probe is for one audience (one question's asker,
+    or a channel's people), whatever its caller asks: what the research graph is handed, so that
+    no search of a question can reach passages its audience may not read."""
+
+    def __init__(self, inner: SearchBackend, audience: Audience) -> None:
+        super().__init__(inner)
+        self.audience = audience
+
+    async def search(
+        self,
+        collection: Collection,
+        query: str,
+        *,
+        limit: int,
+        broad: bool = False,
+        meaning: str | None = None,
+        corpus: Sequence[Collection] = (),
+        audience: Audience | None = None,
+    ) -> list[Passage]:
+        return await self.inner.search(
+            collection,
+            query,
+            limit=limit,
+            broad=broad,
+            meaning=meaning,
+            corpus=corpus,
+            audience=self._narrowed(audience),
+        )
+
+    async def probe(
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        *,
+        meaning: str | None = None,
+        audience: Audience | None = None,
+    ) -> dict[str, float]:
+        return await self.inner.probe(collections, query, meaning=meaning, audience=self._narrowed(audience))
+
+    def _narrowed(self, asked: Audience | None) -> Audience:
+        return self.audience if asked is None else Audience.together((self.audience, asked))

@@ -19,6 +19,14 @@ of several collections rank together) and kNN on this collection; their hits are
 and fused in the client (``retrieval.scoring.fuse``: the combination measured, and Elasticsearch's
 own ``rrf`` retriever needs a paid licence). A cluster without ``dense_vector`` (OpenSearch, and the
 osmem test server) fails ``confer index`` with embeddings on, naming the setting.
+
+Who may read a passage (``retrieval.audience``) is its ``readers`` keyword field, absent for
+everyone's. A search for an audience filters in the query itself (BM25's ``bool`` filter and kNN's
+pre-filter, so hidden passages are neither scored nor among the k nearest): a passage without the
+field, or whose readers name one of each person's principals (a ``terms`` query per person).
+https://www.elastic.co/guide/en/elasticsearch/reference/8.19/query-dsl-terms-query.html
+https://www.elastic.co/guide/en/elasticsearch/reference/8.19/query-dsl-exists-query.html
+https://www.elastic.co/guide/en/elasticsearch/reference/8.19/knn-search.html#knn-search-filter-example
 """
 
 import logging
@@ -32,6 +40,7 @@ from elasticsearch import AsyncElasticsearch, helpers
 from elasticsearch import exceptions as es_exceptions
 
 from retrieval.analysis import analyse, fingerprint, offer
+from retrieval.audience import Audience
 from retrieval.collections import Collection
 from retrieval.embeddings import (
     Embedder,
@@ -58,6 +67,8 @@ logger = logging.getLogger(__name__)
 
 SEARCH_FIELDS = ["title^2", "text"]
 _SOURCE_FIELDS = ["id", "doc_id", "source", "title", "url", "text", "analysis"]
+# Read back only where a collection is rewritten from what it holds (``passages_from_sources``).
+_STORED_FIELDS = [*_SOURCE_FIELDS, "readers"]
 # kNN looks at this many candidates per shard for each hit it returns (Elasticsearch's advice: more
 # than k, for recall).
 _KNN_CANDIDATES = 10
@@ -81,6 +92,8 @@ INDEX_MAPPINGS: dict[str, Any] = {
         "analysis": {"type": "object", "enabled": False},
         # What a sync compares (``retrieval.passages.content_digest``): kept in _source only.
         "digest": {"type": "keyword", "index": False, "doc_values": False},
+        # Who may read the passage at its source; absent: everyone who may search the collection.
+        "readers": {"type": "keyword"},
     },
 }
 
@@ -110,6 +123,25 @@ def _match(query: str, *, broad: bool) -> dict[str, Any]:
     if broad:
         clause["fuzziness"] = "AUTO"
     return {"multi_match": clause}
+
+
+def readable_by(audience: Audience | None) -> dict[str, Any] | None:
+    """The filter of the passages ``audience`` may read: without readers, or whose readers name one
+    of each person's principals; ``None`` for the operator (no filter)."""
+    constraints = None if audience is None else audience.constraints
+    if constraints is None:
+        return None
+    everyone = {"bool": {"must_not": [{"exists": {"field": "readers"}}]}}
+    named = {"bool": {"filter": [{"terms": {"readers": list(each)}} for each in constraints]}}
+    return {"bool": {"should": [everyone, named], "minimum_should_match": 1}}
+
+
+def _filtered(query: dict[str, Any], *filters: dict[str, Any] | None) -> dict[str, Any]:
+    """``query`` with these filters (each ``None`` left out); as it was without any."""
+    kept = [f for f in filters if f is not None]
+    if not kept:
+        return query
+    return {"bool": {"must": query, "filter": kept[0] if len(kept) == 1 else kept}}
 
 
 def _passage(collection: str, hit: dict[str, Any]) -> Passage:
@@ -166,18 +198,19 @@ class ElasticsearchBackend:
         broad: bool = False,
         meaning: str | None = None,
         corpus: Sequence[Collection] = (),
+        audience: Audience | None = None,
     ) -> list[Passage]:
         if not query.strip():
             return []
         vector = await self._query_vector(meaning or query)
         if vector is not None and await self._has_vectors(collection):
             return await self._hybrid_search(
-                collection, query, vector, limit=limit, broad=broad, corpus=corpus
+                collection, query, vector, limit=limit, broad=broad, corpus=corpus, audience=audience
             )
         try:
             response = await self._client.search(
                 index=collection.alias,
-                query=_match(query, broad=broad),
+                query=_filtered(_match(query, broad=broad), readable_by(audience)),
                 highlight={"fields": {"text": {"fragment_size": 160, "number_of_fragments": 1}}},
                 source_includes=_SOURCE_FIELDS,
                 size=limit,
@@ -213,10 +246,12 @@ class ElasticsearchBackend:
         self._embedded[collection.alias] = found
         return found
 
-    def _words(self, query: str, collection: Collection, *, broad: bool) -> dict[str, Any]:
-        return {
-            "bool": {"must": _match(query, broad=broad), "filter": {"term": {"collection": collection.name}}}
-        }
+    def _words(
+        self, query: str, collection: Collection, *, broad: bool, audience: Audience | None
+    ) -> dict[str, Any]:
+        return _filtered(
+            _match(query, broad=broad), {"term": {"collection": collection.name}}, readable_by(audience)
+        )
 
     async def _hybrid_search(
         self,
@@ -227,24 +262,29 @@ class ElasticsearchBackend:
         limit: int,
         broad: bool,
         corpus: Sequence[Collection],
+        audience: Audience | None = None,
     ) -> list[Passage]:
         """BM25 with the corpus's statistics and kNN in one ``_msearch``, fused in the client."""
         indexes = ",".join(dict.fromkeys(c.alias for c in (*corpus, collection)))
         fields = [*_SOURCE_FIELDS, "vector"]
+        knn: dict[str, Any] = {
+            "field": "vector",
+            "query_vector": vector.tolist(),
+            "k": limit,
+            "num_candidates": limit * _KNN_CANDIDATES,
+        }
+        readable = readable_by(audience)
+        if readable is not None:
+            knn["filter"] = readable  # a pre-filter: the k nearest of what the audience may read
         searches: list[dict[str, Any]] = [
             {"index": indexes, "search_type": "dfs_query_then_fetch", "ignore_unavailable": True},
-            {"query": self._words(query, collection, broad=broad), "size": limit, "_source": fields},
-            {"index": collection.alias},
             {
-                "knn": {
-                    "field": "vector",
-                    "query_vector": vector.tolist(),
-                    "k": limit,
-                    "num_candidates": limit * _KNN_CANDIDATES,
-                },
+                "query": self._words(query, collection, broad=broad, audience=audience),
                 "size": limit,
                 "_source": fields,
             },
+            {"index": collection.alias},
+            {"knn": knn, "size": limit, "_source": fields},
         ]
         try:
             response = await self._client.msearch(searches=searches)
@@ -282,7 +322,12 @@ class ElasticsearchBackend:
         return fuse(passages)[:limit]
 
     async def probe(
-        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        *,
+        meaning: str | None = None,
+        audience: Audience | None = None,
     ) -> dict[str, float]:
         if not collections or not query.strip():
             return {}
@@ -290,11 +335,12 @@ class ElasticsearchBackend:
         if vector is not None:
             embedded = [c for c in collections if await self._has_vectors(c)]
             if embedded:
-                return await self._hybrid_probe(embedded, query, vector)
+                return await self._hybrid_probe(embedded, query, vector, audience)
         searches: list[dict[str, Any]] = []
+        words = _filtered(_match(query, broad=False), readable_by(audience))
         for collection in collections:
             searches.append({"index": collection.alias})
-            searches.append({"query": _match(query, broad=False), "size": 1, "_source": False})
+            searches.append({"query": words, "size": 1, "_source": False})
         try:
             response = await self._client.msearch(searches=searches)
         except _FAILURES:
@@ -308,14 +354,18 @@ class ElasticsearchBackend:
         return best
 
     async def _hybrid_probe(
-        self, collections: Sequence[Collection], query: str, vector: Vectors
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        vector: Vectors,
+        audience: Audience | None = None,
     ) -> dict[str, float]:
         """Each collection's best hybrid score, its few best hits fused with every other's."""
         pool: list[Passage] = []
         for collection in collections:
             try:
                 pool += await self._hybrid_search(
-                    collection, query, vector, limit=3, broad=False, corpus=collections
+                    collection, query, vector, limit=3, broad=False, corpus=collections, audience=audience
                 )
             except (CollectionNotIndexedError, SearchUnavailableError):
                 continue
@@ -445,6 +495,7 @@ class ElasticsearchBackend:
                     "text": passage.text,
                     "analysis": analyse(passage.title, passage.text),
                     "digest": digest_of(passage),
+                    **({} if passage.readers is None else {"readers": list(passage.readers)}),
                     **vector,
                 },
             }
@@ -458,9 +509,13 @@ class ElasticsearchBackend:
                 self._client,
                 index=collection.alias,
                 query={"query": {"terms": {"source": list(sources)}}},
-                _source=_SOURCE_FIELDS,
+                _source=_STORED_FIELDS,
             ):
-                found.append(_passage(collection.name, hit).scored(0.0))
+                readers = hit["_source"].get("readers")
+                passage = _passage(collection.name, hit).scored(0.0)
+                found.append(
+                    passage.model_copy(update={"readers": None if readers is None else tuple(readers)})
+                )
         except es_exceptions.NotFoundError:
             return []
         except _FAILURES as exc:

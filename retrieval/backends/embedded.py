@@ -22,6 +22,7 @@ import numpy as np
 import snowballstemmer
 
 from retrieval.analysis import analyse, fingerprint, offer
+from retrieval.audience import Audience, readers_key
 from retrieval.collections import Collection
 from retrieval.embeddings import (
     BACKGROUND_NICENESS,
@@ -110,6 +111,16 @@ CREATE TABLE IF NOT EXISTS vectors (
 );
 CREATE INDEX IF NOT EXISTS vectors_by_collection ON vectors (collection);
 """
+# Who may read the passages that have readers: each readers set's principals, under its key.
+_ACCESS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS access_readers (
+    access TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    PRIMARY KEY (access, principal)
+);
+CREATE INDEX IF NOT EXISTS access_by_principal ON access_readers (principal, access);
+CREATE INDEX IF NOT EXISTS passages_by_access ON passages (access) WHERE access IS NOT NULL;
+"""
 # A hybrid probe reads each collection's best few passages by words and by meaning.
 _PROBE_DEPTH = 3
 
@@ -184,6 +195,8 @@ class EmbeddedBackend:
         # Probes of this many collections or more run on the pool: one was stopped on the loop.
         self._probe_pool_from = math.inf
         self._analysis: dict[sqlite3.Connection, bool] = {}
+        # Whether a connection's index stores readers (not a read-only index from before them).
+        self._readers: dict[sqlite3.Connection, bool] = {}
         self._narrowings: dict[str, _Narrowing] = {}
         self._counts: dict[str, _PhraseCounts] = {}
         self._write_lock = asyncio.Lock()
@@ -206,12 +219,14 @@ class EmbeddedBackend:
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.executescript(_SCHEMA)
         analysis = _add_analysis_column(connection)
+        readers = _add_access_column(connection)
         _add_column(connection, "collections", "embedder", "TEXT")
         _add_column(connection, "collections", "text_format", "INTEGER")
         _add_column(connection, "collections", "generation", "INTEGER NOT NULL DEFAULT 0")
         with self._lock:
             self._connections.append(connection)
             self._analysis[connection] = analysis
+            self._readers[connection] = readers
         return connection
 
     def _connection(self) -> sqlite3.Connection:
@@ -309,6 +324,13 @@ class EmbeddedBackend:
     def _phrase_counts(self, collection: Collection) -> "_PhraseCounts":
         return self._counts.setdefault(collection.name, _PhraseCounts(collection.name))
 
+    def _hidden(
+        self, db: sqlite3.Connection, collection: Collection, audience: Audience | None
+    ) -> "_Hidden | None":
+        """The collection's passages ``audience`` may not read (``_hidden_rows``); none in an index
+        that stores no readers."""
+        return _hidden_rows(collection, audience) if self._readers.get(db, False) else None
+
     @staticmethod
     def _table(collection: Collection) -> str:
         return f'"fts_{collection.name}"'  # names are validated slugs: safe to quote
@@ -341,12 +363,15 @@ class EmbeddedBackend:
         broad: bool = False,
         meaning: str | None = None,
         corpus: Sequence[Collection] = (),
+        audience: Audience | None = None,
     ) -> list[Passage]:
         match = fts_query(query, broad=broad)
         table = self._table(collection)
         vector = await self._query_vector(meaning or query)
         if vector is not None:
-            return await self._hybrid_search(collection, match, vector, limit=limit, corpus=corpus)
+            return await self._hybrid_search(
+                collection, match, vector, limit=limit, corpus=corpus, audience=audience
+            )
 
         def run(db: sqlite3.Connection) -> list[Passage]:
             if not self._indexed(db, collection):
@@ -362,6 +387,7 @@ class EmbeddedBackend:
                     narrowing=self._narrowing(collection, db),
                     counts=self._phrase_counts(collection),
                     analysis=self._analysis[db],
+                    hidden=self._hidden(db, collection, audience),
                 )
             except sqlite3.Error as exc:
                 if self._missing(db, collection, exc):
@@ -466,10 +492,13 @@ class EmbeddedBackend:
         *,
         limit: int,
         corpus: Sequence[Collection],
+        audience: Audience | None = None,
     ) -> list[Passage]:
         """The collection's best ``limit`` passages by words (BM25) and its best ``limit`` by meaning
-        (cosine), each scored both ways, the words with the corpus's statistics; not yet fused."""
+        (cosine), each scored both ways, the words with the corpus's statistics; not yet fused. Of
+        the passages ``audience`` may read only: the others are neither ranked nor read."""
         table = self._table(collection)
+        hidden = self._hidden(db, collection, audience)
         rows: list[tuple[Any, ...]] = []
         if match is not None:
             rows = self._search_rows(
@@ -480,6 +509,7 @@ class EmbeddedBackend:
                 narrowing=self._narrowing(collection, db),
                 counts=self._phrase_counts(collection),
                 analysis=self._analysis[db],
+                hidden=hidden,
             )
         vectors = self._vectors_of(db, collection)
         cosines: dict[str, float] = {}
@@ -487,8 +517,17 @@ class EmbeddedBackend:
             ids, matrix = vectors.ids, vectors.matrix
             if len(ids):
                 similarity = matrix @ vector
+                if hidden is not None:
+                    sql, params = hidden
+                    left_out = [
+                        ids[pid]
+                        for (pid,) in db.execute(f"SELECT id FROM passages WHERE rowid IN ({sql})", params)  # noqa: S608
+                        if pid in ids
+                    ]
+                    if left_out:
+                        similarity[left_out] = -np.inf
                 top = np.argpartition(-similarity, min(limit, len(ids) - 1))[:limit]
-                wanted = [vectors.positions[i] for i in top]
+                wanted = [vectors.positions[i] for i in top if np.isfinite(similarity[i])]
                 have = {r[0] for r in rows}
                 missing = [pid for pid in wanted if pid not in have]
                 stored = "analysis" if self._analysis[db] else "NULL"
@@ -527,12 +566,15 @@ class EmbeddedBackend:
         *,
         limit: int,
         corpus: Sequence[Collection],
+        audience: Audience | None,
     ) -> list[Passage]:
         def run(db: sqlite3.Connection) -> list[Passage]:
             if not self._indexed(db, collection):
                 raise CollectionNotIndexedError(collection=collection.name, reason="not indexed")
             try:
-                found = self._hybrid_rows(db, collection, match, vector, limit=limit, corpus=corpus)
+                found = self._hybrid_rows(
+                    db, collection, match, vector, limit=limit, corpus=corpus, audience=audience
+                )
             except sqlite3.Error as exc:
                 if self._missing(db, collection, exc):
                     raise CollectionNotIndexedError(collection=collection.name, reason="not indexed") from exc
@@ -554,23 +596,26 @@ class EmbeddedBackend:
         narrowing: "_Narrowing | None" = None,
         counts: "_PhraseCounts | None" = None,
         analysis: bool = True,
+        hidden: "_Hidden | None" = None,
     ) -> list[tuple[Any, ...]]:
         """The top ``limit`` passages: ranked inside the FTS table first, then only those rows read
         from ``passages`` (joining before the limit read every matching passage: 3 × slower at
         200k passages). With ``counts``, rows with only common terms are left unscored (see
         ``_top_rows``). Without ``analysis`` (an index from before stored analyses that this
-        connection could not add the column to), every row's analysis reads as absent."""
+        connection could not add the column to), every row's analysis reads as absent. ``hidden``
+        (``_hidden_rows``): rows the search's audience may not read, never ranked."""
         stored = "p.analysis" if analysis else "NULL"
+        unseen, unseen_params = (f"AND {table}.rowid NOT IN ({hidden[0]})", hidden[1]) if hidden else ("", ())
 
         def select(expression: str) -> list[tuple[Any, ...]]:
             rows: list[tuple[Any, ...]] = db.execute(
                 f"""WITH top AS (
                         SELECT rowid, bm25({table}, ?, 1.0) AS rank FROM {table}
-                        WHERE {table} MATCH ? ORDER BY rank LIMIT ?
+                        WHERE {table} MATCH ? {unseen} ORDER BY rank LIMIT ?
                     )
                     SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, -top.rank, {stored}
                     FROM top JOIN passages AS p ON p.rowid = top.rowid ORDER BY top.rank""",  # noqa: S608
-                (TITLE_WEIGHT, expression, limit),
+                (TITLE_WEIGHT, expression, *unseen_params, limit),
             ).fetchall()
             return rows
 
@@ -587,12 +632,17 @@ class EmbeddedBackend:
         )
 
     async def probe(
-        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        *,
+        meaning: str | None = None,
+        audience: Audience | None = None,
     ) -> dict[str, float]:
         match = fts_query(query)
         vector = await self._query_vector(meaning or query)
         if vector is not None:
-            return await self._hybrid_probe(collections, match, vector)
+            return await self._hybrid_probe(collections, match, vector, audience)
         if match is None:
             return {}
 
@@ -602,12 +652,20 @@ class EmbeddedBackend:
                 if not self._indexed(db, collection):
                     continue
                 table = self._table(collection)
+                hidden = self._hidden(db, collection, audience)
+                unseen = f"AND {table}.rowid NOT IN ({hidden[0]})" if hidden else ""
+                unseen_params = hidden[1] if hidden else ()
 
-                def select(expression: str, table: str = table) -> list[tuple[Any, ...]]:
+                def select(
+                    expression: str,
+                    table: str = table,
+                    unseen: str = unseen,
+                    unseen_params: tuple[str, ...] = unseen_params,
+                ) -> list[tuple[Any, ...]]:
                     rows: list[tuple[Any, ...]] = db.execute(
                         f"SELECT -bm25({table}, ?, 1.0) AS score FROM {table} "  # noqa: S608
-                        f"WHERE {table} MATCH ? ORDER BY score DESC LIMIT 1",
-                        (TITLE_WEIGHT, expression),
+                        f"WHERE {table} MATCH ? {unseen} ORDER BY score DESC LIMIT 1",
+                        (TITLE_WEIGHT, expression, *unseen_params),
                     ).fetchall()
                     return rows
 
@@ -638,7 +696,11 @@ class EmbeddedBackend:
             return {}
 
     async def _hybrid_probe(
-        self, collections: Sequence[Collection], match: str | None, vector: Vectors
+        self,
+        collections: Sequence[Collection],
+        match: str | None,
+        vector: Vectors,
+        audience: Audience | None = None,
     ) -> dict[str, float]:
         """Each collection's best hybrid score, its few best passages by words and by meaning fused
         together with every other collection's: one scale for all of them."""
@@ -650,7 +712,13 @@ class EmbeddedBackend:
                     continue
                 try:
                     pool += self._hybrid_rows(
-                        db, collection, match, vector, limit=_PROBE_DEPTH, corpus=collections
+                        db,
+                        collection,
+                        match,
+                        vector,
+                        limit=_PROBE_DEPTH,
+                        corpus=collections,
+                        audience=audience,
                     )
                 except sqlite3.Error as exc:
                     if self._missing(db, collection, exc):
@@ -693,7 +761,7 @@ class EmbeddedBackend:
                 changed: list[int] = []  # wanted ids whose stored content is another: written anew
                 for pid, rowid, current, *content in db.execute(
                     "SELECT id, rowid, analysis IS NOT NULL AND substr(analysis, 3, ?) = ?, "
-                    "doc_id, source, title, url, text FROM passages WHERE collection = ?",
+                    "doc_id, source, title, url, text, access FROM passages WHERE collection = ?",
                     (len(version), version, collection.name),
                 ):
                     if pid in wanted and content_digest(*content) != digests[pid]:
@@ -711,9 +779,16 @@ class EmbeddedBackend:
                 for passage in wanted.values():
                     if passage.id in existing:
                         continue
+                    access = readers_key(passage.readers)
+                    if access is not None and passage.readers is not None:
+                        db.executemany(
+                            "INSERT OR IGNORE INTO access_readers (access, principal) VALUES (?, ?)",
+                            [(access, name) for name in passage.readers],
+                        )
                     cursor = db.execute(
-                        "INSERT INTO passages (id, collection, doc_id, source, title, url, text, analysis) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO passages "
+                        "(id, collection, doc_id, source, title, url, text, analysis, access) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             passage.id,
                             collection.name,
@@ -723,6 +798,7 @@ class EmbeddedBackend:
                             passage.url,
                             passage.text,
                             analyse(passage.title, passage.text),
+                            access,
                         ),
                     )
                     db.execute(
@@ -765,6 +841,11 @@ class EmbeddedBackend:
                     "generation = generation + ?",
                     (collection.name, model, TEXT_FORMAT, int(renewed)),
                 )
+                if stale:  # readers sets no passage holds any more
+                    db.execute(
+                        "DELETE FROM access_readers WHERE access NOT IN "
+                        "(SELECT DISTINCT access FROM passages WHERE access IS NOT NULL)"
+                    )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -808,7 +889,7 @@ class EmbeddedBackend:
             ids = {
                 pid
                 for pid, *content in db.execute(
-                    "SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text FROM passages AS p "
+                    "SELECT p.id, p.doc_id, p.source, p.title, p.url, p.text, p.access FROM passages AS p "
                     "JOIN vectors AS v ON v.rowid = p.rowid WHERE p.collection = ?",
                     (collection.name,),
                 )
@@ -841,7 +922,7 @@ class EmbeddedBackend:
             found: list[Passage] = []
             for source in sources:
                 rows = db.execute(
-                    "SELECT id, doc_id, title, url, text FROM passages "
+                    "SELECT id, doc_id, title, url, text, access FROM passages "
                     "WHERE collection = ? AND source = ? ORDER BY rowid",
                     (collection.name, source),
                 ).fetchall()
@@ -854,6 +935,7 @@ class EmbeddedBackend:
                         title=r[2],
                         url=r[3],
                         text=r[4],
+                        readers=_readers(db, r[5]),
                     )
                     for r in rows
                 )
@@ -938,6 +1020,50 @@ class EmbeddedBackend:
             await self._embedder.close()
         if self._vector_cache is not None:
             self._vector_cache.close()
+
+
+# Rows an audience may not read, as SQL for a ``rowid NOT IN (…)`` and its parameters.
+_Hidden = tuple[str, tuple[str, ...]]
+
+
+def _hidden_rows(collection: Collection, audience: Audience | None) -> _Hidden | None:
+    """The collection's passages ``audience`` may not read: those with readers (``access``) of a set
+    that does not name one of each person's principals. ``None`` for the operator. A collection
+    without readers (files, sources without permissions) hides nothing, through the partial index
+    on ``access``, at no cost to its searches."""
+    constraints = None if audience is None else audience.constraints
+    if constraints is None:
+        return None
+    readable = " INTERSECT ".join(
+        f"SELECT access FROM access_readers WHERE principal IN ({','.join('?' * len(each))})"  # noqa: S608
+        for each in constraints
+    )
+    sql = (
+        "SELECT rowid FROM passages WHERE access IS NOT NULL AND collection = ? "  # noqa: S608
+        f"AND access NOT IN ({readable})"
+    )
+    return sql, (collection.name, *(name for each in constraints for name in each))
+
+
+def _readers(db: sqlite3.Connection, access: str | None) -> tuple[str, ...] | None:
+    if access is None:
+        return None
+    rows = db.execute("SELECT principal FROM access_readers WHERE access = ? ORDER BY principal", (access,))
+    return tuple(name for (name,) in rows)
+
+
+def _add_access_column(db: sqlite3.Connection) -> bool:
+    """Who may read each passage (``retrieval.audience``): a readers set's key, ``NULL`` for everyone,
+    and the sets' principals. An index from before readers were stored gains them; ``False`` when it
+    cannot (a read-only one): its passages are everyone's, as they were."""
+    _add_column(db, "passages", "access", "TEXT")
+    try:
+        db.executescript(_ACCESS_SCHEMA)
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorname != "SQLITE_READONLY" and "no such column" not in str(exc):
+            raise
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ def _passage(document: Document, collection: str, passage_id: str, title: str, t
         title=title,
         url=document.url,
         text=text,
+        readers=document.readers,
     )
 
 

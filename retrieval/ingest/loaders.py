@@ -42,7 +42,8 @@ class Section:
 
 @dataclass(frozen=True)
 class Document:
-    """One logical document. ``passage_id`` is set when the source fixes it (JSONL)."""
+    """One logical document. ``passage_id`` is set when the source fixes it (JSONL); ``readers``
+    when a connector read who may see it at its source (``retrieval.audience``)."""
 
     doc_id: str
     source: str
@@ -50,6 +51,7 @@ class Document:
     url: str
     sections: tuple[Section, ...]
     passage_id: str | None = None
+    readers: tuple[str, ...] | None = None
 
 
 def load_file(path: Path, *, source: str) -> list[Document]:

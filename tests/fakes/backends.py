@@ -3,6 +3,7 @@
 import asyncio
 from collections.abc import Sequence
 
+from retrieval.audience import Audience
 from retrieval.backends import DelegatingBackend, SearchBackend
 from retrieval.collections import Collection
 from retrieval.errors import SearchUnavailableError
@@ -40,6 +41,7 @@ class FaultyBackend(DelegatingBackend):
         broad: bool = False,
         meaning: str | None = None,
         corpus: Sequence[Collection] = (),
+        audience: Audience | None = None,
     ) -> list[Passage]:
         self.searches.append((collection.name, query))
         self.in_flight += 1
@@ -49,18 +51,23 @@ class FaultyBackend(DelegatingBackend):
             if collection.name in self.failing:
                 raise SearchUnavailableError(collection=collection.name, reason="ConnectionError")
             return await self.inner.search(
-                collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+                collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus, audience=audience
             )
         finally:
             self.in_flight -= 1
 
     async def probe(
-        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        *,
+        meaning: str | None = None,
+        audience: Audience | None = None,
     ) -> dict[str, float]:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             await asyncio.sleep(self.probe_delay)
-            return await self.inner.probe(collections, query, meaning=meaning)
+            return await self.inner.probe(collections, query, meaning=meaning, audience=audience)
         finally:
             self.in_flight -= 1

@@ -5,7 +5,14 @@ Elasticsearch backend's search by words and meaning would run only against a rea
 fake serves the real ``elasticsearch`` client exactly the requests that path sends, and nothing
 else: creating an index with a strict mapping (keyword, text, a disabled object, ``dense_vector``
 with cosine), bulk writes, aliases, mappings, a search by words (``multi_match`` of ``best_fields``,
-alone or in a ``bool`` with a ``term`` or ``ids`` filter), a kNN search, and ``_msearch`` of these.
+alone or in a ``bool`` with filters), a kNN search (with a ``filter``), and ``_msearch`` of these.
+Filters: ``term``, ``terms`` (a keyword field holding any of the values; an array field matches
+when one of its values does), ``ids``, ``exists``, and ``bool`` of them (``must``, ``filter``,
+``should`` with ``minimum_should_match``, ``must_not``), as the query DSL documents them:
+https://www.elastic.co/guide/en/elasticsearch/reference/8.19/query-dsl-bool-query.html
+https://www.elastic.co/guide/en/elasticsearch/reference/8.19/query-dsl-terms-query.html
+https://www.elastic.co/guide/en/elasticsearch/reference/8.19/query-dsl-exists-query.html
+https://www.elastic.co/guide/en/elasticsearch/reference/8.19/knn-search.html#knn-search-filter-example
 Any other request, parameter or body key is answered 400 (``parsing_exception``), as a cluster
 answers one it cannot parse, never with hits made up: a test that passes here sent what the fake
 checked.
@@ -354,7 +361,9 @@ class FakeElasticsearch:
         }
 
     def _knn(self, names: list[str], knn: dict[str, Any]) -> list[tuple[str, str, float]]:
-        _only(knn, {"field", "query_vector", "k", "num_candidates"}, "knn")
+        _only(knn, {"field", "query_vector", "k", "num_candidates", "filter"}, "knn")
+        # A kNN filter is a pre-filter: the k nearest among the documents it lets through.
+        keep = _filter(knn["filter"]) if "filter" in knn else (lambda doc_id, doc: True)
         k, candidates = int(knn["k"]), int(knn["num_candidates"])
         if not 1 <= k <= candidates <= 10_000:
             raise RefusedError(
@@ -376,7 +385,7 @@ class FakeElasticsearch:
                     kind="illegal_argument_exception",
                 )
             for doc_id, doc in index.docs.items():
-                if knn["field"] in doc:
+                if knn["field"] in doc and keep(doc_id, doc):
                     scored.append((name, doc_id, (1.0 + _cosine(query, doc[knn["field"]])) / 2.0))
         scored.sort(key=lambda hit: -hit[2])
         return scored[:k]
@@ -405,18 +414,9 @@ class FakeElasticsearch:
         elif kind == "bool":
             _only(spec, {"must", "filter"}, "bool")
             ((inner, must),) = spec["must"].items()
-            ((filter_kind, filter_spec),) = spec["filter"].items()
             if inner != "multi_match":
                 raise RefusedError(f"the fake's bool takes a multi_match, not [{inner}]")
-            if filter_kind == "term":
-                ((name, value),) = filter_spec.items()
-                keep = lambda doc_id, doc: doc.get(name) == value  # noqa: E731
-            elif filter_kind == "ids":
-                _only(filter_spec, {"values"}, "ids")
-                wanted = set(filter_spec["values"])
-                keep = lambda doc_id, doc: doc_id in wanted  # noqa: E731
-            else:
-                raise RefusedError(f"the fake's filters are term and ids, not [{filter_kind}]")
+            keep = _filter({"bool": {"filter": spec["filter"]}})
         else:
             raise RefusedError(f"unknown query [{kind}]")
         _only(must, {"query", "fields", "type"}, "multi_match")
@@ -439,6 +439,57 @@ class FakeElasticsearch:
             if "<em>" in marked:
                 out[name] = [marked]
         return out
+
+
+Keep = Any  # (doc_id, doc) -> bool
+
+
+def _filter(clause: dict[str, Any]) -> Keep:
+    """A filter clause as a predicate over (id, stored document); 400 for one the fake does not know."""
+    if not isinstance(clause, dict) or len(clause) != 1:
+        raise RefusedError("a query clause is an object with one key")
+    ((kind, spec),) = clause.items()
+    if kind == "term":
+        ((name, value),) = spec.items()
+        return lambda doc_id, doc: value in _values(doc.get(name))
+    if kind == "terms":
+        ((name, values),) = spec.items()
+        if not isinstance(values, list):
+            raise RefusedError("[terms] query does not support a lookup here")
+        wanted = set(values)
+        return lambda doc_id, doc: bool(wanted & set(_values(doc.get(name))))
+    if kind == "ids":
+        _only(spec, {"values"}, "ids")
+        ids = set(spec["values"])
+        return lambda doc_id, doc: doc_id in ids
+    if kind == "exists":
+        _only(spec, {"field"}, "exists")
+        name = spec["field"]
+        return lambda doc_id, doc: bool(_values(doc.get(name)))
+    if kind == "bool":
+        _only(spec, {"must", "filter", "should", "must_not", "minimum_should_match"}, "bool")
+
+        def clauses(key: str) -> list[Keep]:
+            value = spec.get(key, [])
+            return [_filter(c) for c in (value if isinstance(value, list) else [value])]
+
+        every = clauses("must") + clauses("filter")
+        some, none = clauses("should"), clauses("must_not")
+        # Without must or filter, at least one should clause must match (Elasticsearch's default).
+        least = int(spec.get("minimum_should_match", 0 if every else 1 if some else 0))
+        return lambda doc_id, doc: (
+            all(keep(doc_id, doc) for keep in every)
+            and not any(keep(doc_id, doc) for keep in none)
+            and sum(keep(doc_id, doc) for keep in some) >= least
+        )
+    raise RefusedError(f"the fake's filters are term, terms, ids, exists and bool, not [{kind}]")
+
+
+def _values(value: Any) -> list[Any]:
+    """A field's values: an array's items, one value, or none."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
 
 
 def _cosine(a: list[float], b: list[float]) -> float:

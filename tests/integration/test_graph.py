@@ -182,11 +182,11 @@ async def test_greetings_are_answered_without_searching(
 
 
 class _BrokenBackend(FaultyBackend):
-    async def search(self, collection, query, *, limit, broad=False, meaning=None, corpus=()):  # type: ignore[no-untyped-def]
+    async def search(self, collection, query, *, limit, broad=False, meaning=None, corpus=(), audience=None):  # type: ignore[no-untyped-def]
         if collection.name == "security":
             raise KeyError("unexpected reply shape")
         return await super().search(
-            collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+            collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus, audience=audience
         )
 
 

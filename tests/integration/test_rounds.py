@@ -15,6 +15,7 @@ from graph.context import ResearchLimits
 from graph.events import BranchFinished, FollowUp, LLMFallback, ProgressEvent
 from graph.llm.openai_client import build_chat_model
 from graph.models import Answer
+from retrieval.audience import Audience
 from retrieval.backends import SearchBackend
 from retrieval.collections import Collection, CollectionsConfig, load_collections
 from retrieval.ingest.pipeline import index_collection
@@ -91,6 +92,7 @@ class SpyBackend(FaultyBackend):
         broad: bool = False,
         meaning: str | None = None,
         corpus: Sequence[Collection] = (),
+        audience: Audience | None = None,
     ) -> list[Passage]:
         if self.target and self.target in query:
             self.searches.append((collection.name, query))
@@ -102,14 +104,19 @@ class SpyBackend(FaultyBackend):
             if self.fail:
                 raise SearchUnavailableError(collection=collection.name, reason="ConnectionError")
         return await super().search(
-            collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus
+            collection, query, limit=limit, broad=broad, meaning=meaning, corpus=corpus, audience=audience
         )
 
     async def probe(
-        self, collections: Sequence[Collection], query: str, *, meaning: str | None = None
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        *,
+        meaning: str | None = None,
+        audience: Audience | None = None,
     ) -> dict[str, float]:
         self.probed.extend(c.name for c in collections)
-        return await super().probe(collections, query, meaning=meaning)
+        return await super().probe(collections, query, meaning=meaning, audience=audience)
 
 
 @pytest.fixture
