@@ -54,6 +54,9 @@ class ConfluenceSource(BaseModel):
     url: str = Field(pattern=r"^https?://[^/\s]+(/\S*)?$")
     space: str = Field(min_length=1, pattern=r"^[A-Za-z0-9~_-]+$")
     rate: float = Field(5.0, gt=0, le=50)
+    # Store who may read each page (space permissions, page restrictions, groups expanded) and
+    # search only what the asker may read (docs/connectors.md#permissions); default: everyone.
+    permissions: bool = False
 
 
 class ConfluenceEntry(BaseModel):
@@ -75,6 +78,7 @@ class SharePointSource(BaseModel):
     drive: str = "Documents"  # the library's name, with ``site``
     folder: str = Field("/", pattern=r"^/")
     rate: float = Field(5.0, gt=0, le=50)
+    permissions: bool = False  # each file's permissions, groups expanded (docs/connectors.md#permissions)
 
     @model_validator(mode="after")
     def _one_place(self) -> "SharePointSource":
@@ -97,6 +101,7 @@ class DriveSource(BaseModel):
 
     folder: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")  # the id in the folder's address
     rate: float = Field(5.0, gt=0, le=50)
+    permissions: bool = False  # each file's sharing (docs/connectors.md#permissions)
 
 
 class DriveEntry(BaseModel):

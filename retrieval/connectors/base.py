@@ -11,8 +11,9 @@ from typing import Literal, Protocol
 
 from retrieval.ingest.loaders import Document
 
-# Who may read a document at its source (users and groups as the source names them); ``None`` is
-# everyone who can reach the source.
+# Who may read a document at its source (users and groups as the source names them, groups the source
+# can list expanded to their members; ``retrieval.audience.EVERYONE`` for anyone); ``None`` is everyone
+# who may search the collection (a source without ``permissions: true``).
 Readers = tuple[str, ...] | None
 
 
@@ -68,6 +69,12 @@ class Connector(Protocol):
         """How the source is shown to people: its kind and address."""
         ...
 
+    @property
+    def permissions(self) -> bool:
+        """Whether each document's readers are read from the source (``permissions: true``): its
+        fetches say who may read it, and ``readers`` asks again for a document not fetched."""
+        ...
+
     async def check(self) -> None:
         """Raise ``SourceError`` unless the source answers with the credentials given."""
         ...
@@ -78,6 +85,10 @@ class Connector(Protocol):
 
     async def fetch(self, change: Change, known: KnownDocument | None) -> FetchResult:
         """One document's contents, asked for conditionally when ``known``."""
+        ...
+
+    async def readers(self, doc_id: str) -> Readers:
+        """Who may read a stored document now (permissions change without its text changing)."""
         ...
 
     async def existing(self) -> set[str] | None:

@@ -87,7 +87,14 @@ def _page(content: bytes, *, source: str, url: str) -> Document:
     return replace(document, url=url)
 
 
+def stored_form(document: Document) -> dict[str, object]:
+    """A document as the sync state stores it: its readers are stored beside it, not in it."""
+    found = asdict(document)
+    del found["readers"]
+    return found
+
+
 def digest_of_documents(documents: tuple[Document, ...]) -> str:
     """What tells a document fetched again with the same text from one that changed."""
-    payload = json.dumps([asdict(d) for d in documents], sort_keys=True)
+    payload = json.dumps([stored_form(d) for d in documents], sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]

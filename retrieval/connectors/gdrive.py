@@ -17,6 +17,12 @@ a service account (google-auth) through the Drive REST API v3, incremental by it
 - A file's version is its ``version`` (it grows with every change), so an unchanged file is not
   downloaded again. 429 (and 503) with Retry-After are waited out, without it backed off.
   https://developers.google.com/drive/api/guides/limits
+- Permissions (``permissions: true``): a file's permissions (``permissions.list``): a user or a
+  group by its email (Drive does not list a group's members), a domain (``domain:example.com``) and
+  anyone (everyone) when the file can be found by them (``allowFileDiscovery``); a file shared by
+  link only is read by those who have the link, not by everyone in the domain.
+  https://developers.google.com/drive/api/reference/rest/v3/permissions/list
+  https://developers.google.com/drive/api/reference/rest/v3/permissions#Permission
 """
 
 import asyncio
@@ -27,8 +33,9 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlencode
 
+from retrieval.audience import DOMAIN_PREFIX, EVERYONE, readers_of
 from retrieval.collections import DriveSource
-from retrieval.connectors.base import Change, FetchResult, KnownDocument
+from retrieval.connectors.base import Change, FetchResult, KnownDocument, Readers
 from retrieval.connectors.convert import convert
 from retrieval.connectors.credentials import DRIVE_VARIABLES, DriveCredentials
 from retrieval.connectors.http import PoliteClient, Response, get_or_fail, json_object
@@ -52,6 +59,7 @@ EXPORTS = {
     ),
 }
 FILE_FIELDS = "id,name,mimeType,version,webViewLink,parents,trashed"
+PERMISSION_FIELDS = "type,role,emailAddress,domain,allowFileDiscovery,deleted"
 ALL_DRIVES = {"supportsAllDrives": "true", "includeItemsFromAllDrives": "true"}
 
 
@@ -76,6 +84,10 @@ class DriveConnector:
     @property
     def label(self) -> str:
         return f"Google Drive folder {self.spec.folder}"
+
+    @property
+    def permissions(self) -> bool:
+        return self.spec.permissions
 
     def _error(self, problem: SourceProblem, detail: str = "") -> SourceError:
         return SourceError(
@@ -234,7 +246,41 @@ class DriveConnector:
         except DocumentLoadError as exc:
             logger.info("no text: %s", exc.reason, extra={"source": url})
             documents = ()
-        return FetchResult("fetched", change.doc_id, str(file.get("version", "")), documents)
+        readers = await self.readers(change.doc_id) if self.permissions else None
+        return FetchResult("fetched", change.doc_id, str(file.get("version", "")), documents, readers=readers)
+
+    async def readers(self, doc_id: str) -> Readers:
+        """Who the file's sharing lets read it now; nobody when it is gone."""
+        names: list[str] = []
+        token = ""
+        while True:
+            params = {
+                "fields": f"nextPageToken,permissions({PERMISSION_FIELDS})",
+                "pageSize": "100",
+                "supportsAllDrives": "true",
+                **({"pageToken": token} if token else {}),
+            }
+            response = await self._get(f"files/{doc_id}/permissions", params)
+            if response.status == 404:
+                return ()
+            if response.status in (401, 403):
+                raise self._error(
+                    "credentials", f"HTTP {response.status}: cannot read the sharing of {doc_id}"
+                )
+            body = json_object(response, fail=self._error)
+            for permission in body.get("permissions", []):
+                if permission.get("deleted"):
+                    continue
+                kind = permission.get("type")
+                if kind in ("user", "group"):
+                    names.append(str(permission.get("emailAddress") or ""))
+                elif kind == "domain" and permission.get("allowFileDiscovery"):
+                    names.append(DOMAIN_PREFIX + str(permission.get("domain") or ""))
+                elif kind == "anyone" and permission.get("allowFileDiscovery"):
+                    names.append(EVERYONE)
+            token = str(body.get("nextPageToken", ""))
+            if not token:
+                return readers_of(n for n in names if n and n != DOMAIN_PREFIX)
 
     async def existing(self) -> set[str] | None:
         return self._listed  # after a full listing; the changes feed reports deletions itself

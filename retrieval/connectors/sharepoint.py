@@ -16,6 +16,16 @@ folder, through Microsoft Graph with an app's client credentials (MSAL), increme
   download address. https://learn.microsoft.com/en-us/graph/api/driveitem-get-content
 - Its version is its ``cTag`` (changes with the content, not with a rename alone).
 - 429 and 503 with Retry-After are waited out. https://learn.microsoft.com/en-us/graph/throttling
+- Permissions (``permissions: true``): a file's effective permissions, its own and inherited
+  (``GET /drives/{id}/items/{item}/permissions``); each grants reading to the user (their user
+  principal name and mail), the Entra group (its members, nested ones too, by
+  ``transitiveMembers``) or the SharePoint group (kept by its name: Graph does not list its
+  members) it names, and a sharing link to the people it was given to (``grantedToIdentitiesV2``):
+  a link anyone with it may open does not make the file readable to everyone.
+  https://learn.microsoft.com/en-us/graph/api/driveitem-list-permissions
+  https://learn.microsoft.com/en-us/graph/api/resources/permission
+  https://learn.microsoft.com/en-us/graph/api/group-list-transitivemembers
+  https://learn.microsoft.com/en-us/graph/api/user-get
 """
 
 import asyncio
@@ -25,8 +35,9 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from retrieval.audience import principal, readers_of
 from retrieval.collections import SharePointSource
-from retrieval.connectors.base import Change, FetchResult, KnownDocument
+from retrieval.connectors.base import Change, FetchResult, KnownDocument, Readers
 from retrieval.connectors.convert import convert
 from retrieval.connectors.credentials import SHAREPOINT_VARIABLES, SharePointCredentials
 from retrieval.connectors.http import PoliteClient, Response, get_or_fail, json_object
@@ -56,10 +67,16 @@ class SharePointConnector:
         self._app: Any = None
         self._drive: str | None = None
         self._items: dict[str, dict[str, Any]] = {}
+        self._members: dict[str, tuple[str, ...]] = {}  # an Entra group's members, per sync
+        self._users: dict[str, tuple[str, ...]] = {}  # a user's names by their object id
 
     @property
     def key(self) -> str:
         return f"sharepoint:{self.label}"
+
+    @property
+    def permissions(self) -> bool:
+        return self.spec.permissions
 
     @property
     def label(self) -> str:
@@ -151,6 +168,7 @@ class SharePointConnector:
 
     async def changes(self, cursor: str | None, known: Mapping[str, KnownDocument]) -> AsyncIterator[Change]:
         url = cursor or f"{self.graph}/drives/{await self._drive_id()}/root/delta"
+        self._members, self._users = {}, {}
         while True:
             response = await self._get(url)
             if response.status == 410 and cursor is not None:  # the cursor expired: start over
@@ -194,7 +212,78 @@ class SharePointConnector:
         except DocumentLoadError as exc:
             logger.info("no text: %s", exc.reason, extra={"source": url})
             documents = ()
-        return FetchResult("fetched", change.doc_id, str(item.get("cTag", "")), documents)
+        readers = await self.readers(change.doc_id) if self.permissions else None
+        return FetchResult("fetched", change.doc_id, str(item.get("cTag", "")), documents, readers=readers)
+
+    async def readers(self, doc_id: str) -> Readers:
+        """Who the file's permissions let read it now; nobody when it is gone."""
+        url: str | None = f"{self.graph}/drives/{await self._drive_id()}/items/{doc_id}/permissions"
+        names: list[str] = []
+        while url is not None:
+            response = await self._get(url)
+            if response.status == 404:
+                return ()
+            body = self._object(response, url)
+            for permission in body.get("value", []):
+                if not set(permission.get("roles", [])) & {"read", "write", "owner"}:
+                    continue
+                for granted in [permission.get("grantedToV2"), *permission.get("grantedToIdentitiesV2", [])]:
+                    if isinstance(granted, dict):
+                        names += await self._granted(granted)
+            url = str(body["@odata.nextLink"]) if "@odata.nextLink" in body else None
+        return readers_of(names)
+
+    async def _granted(self, identities: Mapping[str, Any]) -> list[str]:
+        """The principals one identity set names: a user, an Entra group's members, a SharePoint
+        group's name."""
+        names: list[str] = []
+        user, site_user = identities.get("user"), identities.get("siteUser")
+        if isinstance(user, dict):
+            names += await self._user(user, site_user if isinstance(site_user, dict) else {})
+        elif isinstance(site_user, dict):
+            names += _login_name(site_user)
+        group, site_group = identities.get("group"), identities.get("siteGroup")
+        if isinstance(group, dict) and group.get("id"):
+            names += await self._group(str(group["id"]), str(group.get("displayName", "")))
+        elif isinstance(site_group, dict):
+            names.append(str(site_group.get("displayName") or site_group.get("loginName") or ""))
+        return [n for n in names if n]
+
+    async def _user(self, user: Mapping[str, Any], site_user: Mapping[str, Any]) -> list[str]:
+        """A user's user principal name and mail: from the permission when it has them, else looked
+        up by the user's object id."""
+        named = [str(user.get("email") or ""), *_login_name(site_user)]
+        if any(named) or not user.get("id"):
+            return [n for n in named if n]
+        user_id = str(user["id"])
+        if user_id not in self._users:
+            url = f"{self.graph}/users/{quote(user_id)}?$select=userPrincipalName,mail"
+            response = await self._get(url)
+            # Not found, or not readable without User.Read.All: the user is left out (never more access).
+            found = self._object(response, url) if response.status not in (403, 404) else {}
+            self._users[user_id] = tuple(str(found.get(k) or "") for k in ("userPrincipalName", "mail"))
+        return [n for n in self._users[user_id] if n]
+
+    async def _group(self, group_id: str, name: str) -> tuple[str, ...]:
+        """An Entra group's members, nested groups' members too: each one's user principal name and
+        mail; the group's name when Graph does not list them to this app."""
+        if group_id not in self._members:
+            members: list[str] = []
+            url: str | None = (
+                f"{self.graph}/groups/{quote(group_id)}/transitiveMembers?$select=userPrincipalName,mail"
+            )
+            while url is not None:
+                response = await self._get(url)
+                if response.status in (403, 404):
+                    members = [principal(name)] if name else []
+                    break
+                body = self._object(response, url)
+                for member in body.get("value", []):
+                    if member.get("@odata.type", "#microsoft.graph.user") == "#microsoft.graph.user":
+                        members += [str(member.get(k) or "") for k in ("userPrincipalName", "mail")]
+                url = str(body["@odata.nextLink"]) if "@odata.nextLink" in body else None
+            self._members[group_id] = tuple(m for m in members if m)
+        return self._members[group_id]
 
     async def existing(self) -> set[str] | None:
         return None  # delta reports deletions itself
@@ -203,3 +292,9 @@ class SharePointConnector:
         await self.client.close()
         if self._app is not None:
             self._app.http_client.close()  # MSAL's requests session
+
+
+def _login_name(site_user: Mapping[str, Any]) -> list[str]:
+    """The user principal name in a SharePoint user's claims login (``i:0#.f|membership|upn``)."""
+    login = str(site_user.get("loginName") or "")
+    return [login.rsplit("|", 1)[1]] if login.startswith("i:0#.f|membership|") else []

@@ -7,11 +7,11 @@ conditionally), and a document is stored under its id once: fetched again, it re
 
 import json
 import sqlite3
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from retrieval.connectors.base import KnownDocument, Readers
+from retrieval.connectors.convert import digest_of_documents, stored_form
 from retrieval.errors import DataDirError
 from retrieval.ingest.loaders import Document, Section
 
@@ -77,9 +77,28 @@ class SyncState:
                 known.fetched_from,
                 json.dumps(list(known.related)),
                 None if readers is None else json.dumps(list(readers)),
-                json.dumps([asdict(d) for d in documents]),
+                json.dumps([stored_form(d) for d in documents]),
             ),
         )
+
+    def readers(self, source: str, doc_id: str) -> Readers:
+        row = self._db.execute(
+            "SELECT readers FROM documents WHERE source = ? AND doc_id = ?", (source, doc_id)
+        ).fetchone()
+        return None if row is None or row[0] is None else tuple(json.loads(row[0]))
+
+    def set_readers(self, source: str, doc_id: str, readers: Readers) -> str:
+        """Record who may read a stored document now (its text unchanged); its new digest."""
+        row = self._db.execute(
+            "SELECT documents FROM documents WHERE source = ? AND doc_id = ?", (source, doc_id)
+        ).fetchone()
+        documents = tuple(_document(item) for item in json.loads(row[0])) if row else ()
+        digest = document_digest(documents, readers)
+        self._db.execute(
+            "UPDATE documents SET readers = ?, digest = ? WHERE source = ? AND doc_id = ?",
+            (None if readers is None else json.dumps(list(readers)), digest, source, doc_id),
+        )
+        return digest
 
     def touch(self, source: str, known: KnownDocument) -> None:
         """Record a document's new version and links when its text did not change."""
@@ -93,17 +112,26 @@ class SyncState:
         return cursor.rowcount > 0
 
     def documents(self, source: str) -> list[Document]:
-        """Every stored document of ``source``, in a stable order."""
+        """Every stored document of ``source``, in a stable order, with who may read it."""
         rows = self._db.execute(
-            "SELECT documents FROM documents WHERE source = ? ORDER BY doc_id", (source,)
+            "SELECT documents, readers FROM documents WHERE source = ? ORDER BY doc_id", (source,)
         ).fetchall()
-        return [_document(item) for (payload,) in rows for item in json.loads(payload)]
+        return [
+            _document(item, None if readers is None else tuple(json.loads(readers)))
+            for payload, readers in rows
+            for item in json.loads(payload)
+        ]
 
     def close(self) -> None:
         self._db.close()
 
 
-def _document(item: dict[str, Any]) -> Document:
+def document_digest(documents: tuple[Document, ...], readers: Readers) -> str:
+    """What tells a document fetched again from one that changed: its text, and who may read it."""
+    return digest_of_documents(documents) + ("" if readers is None else str(tuple(readers)))
+
+
+def _document(item: dict[str, Any], readers: Readers = None) -> Document:
     sections = tuple(Section(tuple(s["headings"]), s["text"]) for s in item["sections"])
     return Document(
         doc_id=item["doc_id"],
@@ -112,4 +140,5 @@ def _document(item: dict[str, Any]) -> Document:
         url=item["url"],
         sections=sections,
         passage_id=item.get("passage_id"),
+        readers=readers,
     )

@@ -4,16 +4,17 @@ Each document is stored as soon as it is fetched and the cursor moves only past 
 a sync that stops half-way (an error, Ctrl-C) resumes where it was; a document is stored under its
 id, so fetching it again replaces it, and the passages built from the store never hold a document
 twice nor in two versions. Deletions: those the change list reports, those a fetch finds gone, and
-(once the listing is complete) every stored document the source no longer lists.
+(once the listing is complete) every stored document the source no longer lists. With permissions,
+every stored document not fetched is asked who may read it now (a restriction added to a page does
+not change its text), and one whose readers changed is stored so (counted as changed).
 """
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from retrieval.connectors.base import Connector, FetchResult, KnownDocument
-from retrieval.connectors.convert import digest_of_documents
-from retrieval.connectors.state import SyncState
+from retrieval.connectors.state import SyncState, document_digest
 from retrieval.ingest.loaders import Document
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ async def sync_source(
     key = state_key(collection, connector)
     known = state.known(key)
     report = SourceReport(label=connector.label)
+    fetched: set[str] = set()
     async for change in connector.changes(state.cursor(key), known):
         if not change.doc_id:
             pass  # only a cursor: where the listing got to
@@ -61,6 +63,7 @@ async def sync_source(
         else:
             report.seen += 1
             result = await connector.fetch(change, known.get(change.doc_id))
+            fetched.add(result.doc_id)
             _apply(result, state, key, known, report)
         if change.cursor is not None:
             state.set_cursor(key, change.cursor)
@@ -72,6 +75,14 @@ async def sync_source(
             if state.delete(key, doc_id):
                 known.pop(doc_id, None)
                 report.deleted += 1
+    for doc_id in sorted(set(known) - fetched):
+        # Without permissions every document is everyone's: readers a former sync stored go.
+        readers = await connector.readers(doc_id) if connector.permissions else None
+        if readers != state.readers(key, doc_id):
+            known[doc_id] = replace(known[doc_id], digest=state.set_readers(key, doc_id, readers))
+            report.changed += 1
+            if on_progress is not None:
+                on_progress(report)
     if on_progress is not None:
         on_progress(report)
     return report
@@ -90,7 +101,7 @@ def _apply(
     if result.status == "unchanged":
         report.unchanged += 1
         return
-    digest = digest_of_documents(result.documents) + ("" if result.readers is None else str(result.readers))
+    digest = document_digest(result.documents, result.readers)
     record = KnownDocument(result.doc_id, result.version, digest, result.fetched_from, result.related)
     if prior is not None and prior.digest == digest:
         if prior != record:

@@ -29,7 +29,7 @@ from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 from bs4.element import Tag
 
 from retrieval.collections import WebSource
-from retrieval.connectors.base import Change, FetchResult, KnownDocument
+from retrieval.connectors.base import Change, FetchResult, KnownDocument, Readers
 from retrieval.connectors.convert import HTML_TYPES, convert, suffix_for
 from retrieval.connectors.http import PoliteClient, Response, get_or_fail
 from retrieval.errors import DocumentLoadError, SourceError, SourceProblem
@@ -76,6 +76,13 @@ class WebConnector:
     @property
     def label(self) -> str:
         return self.start
+
+    @property
+    def permissions(self) -> bool:
+        return False  # a web site: what anyone reaching it may read
+
+    async def readers(self, doc_id: str) -> Readers:
+        return None
 
     def _error(self, problem: SourceProblem, detail: str = "") -> SourceError:
         return SourceError(

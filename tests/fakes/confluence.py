@@ -2,9 +2,15 @@
 connector sends, as the documented API answers them, and 400 to any other shape: an unknown path,
 query parameter, ``expand`` value or CQL form. Authentication is HTTP basic with one email and API
 token (401 otherwise). ``fail`` makes a path answer an error first (a 429 with Retry-After, a 500).
+
+Permissions: the space's read permission (``space_readers``: group names and user emails, and
+``anonymous``), each page's read restriction (``restrict``), and the groups with their members
+(``group``); a user whose email Confluence hides (``hidden_emails``) is listed without one, as
+Cloud lists people whose profile keeps it private.
 """
 
 import base64
+import hashlib
 import re
 import threading
 from collections.abc import Iterator
@@ -41,10 +47,22 @@ class Page:
 
 
 @dataclass
+class Group:
+    id: str
+    name: str
+    members: list[str]  # emails
+
+
+@dataclass
 class FakeConfluence:
     space: str = "ENG"
     base: str = ""
     pages: dict[str, Page] = field(default_factory=dict)
+    space_readers: list[str] = field(default_factory=lambda: ["confluence-users"])
+    anonymous: bool = False
+    restrictions: dict[str, list[str]] = field(default_factory=dict)  # page id -> groups and emails
+    groups: dict[str, Group] = field(default_factory=dict)  # by name
+    hidden_emails: set[str] = field(default_factory=set)
     requests: list[tuple[str, int]] = field(default_factory=list)  # (path with query, status)
     failures: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -63,6 +81,42 @@ class FakeConfluence:
             version = old.version + 1 if old else 1
             self.pages[attachment_id] = Page(attachment_id, name, "", page_id, version, data=data)
 
+    def group(self, name: str, members: list[str]) -> None:
+        """Create a group, or set its members."""
+        with self._lock:
+            old = self.groups.get(name)
+            group_id = old.id if old else hashlib.sha256(name.encode()).hexdigest()[:8]
+            self.groups[name] = Group(group_id, name, list(members))
+
+    def restrict(self, page_id: str, readers: list[str] | None) -> None:
+        """Set a page's read restriction (group names and emails); ``None`` lifts it. As in
+        Confluence, this changes neither the page's version nor its modification time."""
+        with self._lock:
+            if readers is None:
+                self.restrictions.pop(page_id, None)
+            else:
+                self.restrictions[page_id] = list(readers)
+
+    def _user(self, email: str) -> dict[str, Any]:
+        # https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-users/ (the User object)
+        return {
+            "type": "known",
+            "accountId": "acc-" + hashlib.sha256(email.encode()).hexdigest()[:12],
+            "accountType": "atlassian",
+            "email": "" if email in self.hidden_emails else email,
+            "publicName": email.split("@")[0],
+            "displayName": email.split("@")[0].title(),
+        }
+
+    def _subjects(self, names: list[str]) -> dict[str, Any]:
+        users = [self._user(n) for n in names if "@" in n]
+        groups = [
+            {"type": "group", "name": n, "id": self.groups[n].id if n in self.groups else ""}
+            for n in names
+            if "@" not in n
+        ]
+        return {"user": users, "group": groups}
+
     def delete(self, page_id: str) -> None:
         with self._lock:
             del self.pages[page_id]
@@ -79,6 +133,10 @@ class FakeConfluence:
         app.router.add_get("/wiki/rest/api/space/{key}", self._space)
         app.router.add_get("/wiki/rest/api/content/search", self._search)
         app.router.add_get("/wiki/rest/api/content/{id:\\d+}", self._page)
+        app.router.add_get(
+            "/wiki/rest/api/content/{id:\\d+}/restriction/byOperation/{operation}", self._restriction
+        )
+        app.router.add_get("/wiki/rest/api/group/{group}/membersByGroupId", self._members)
         app.router.add_get("/wiki/download/attachments/{page}/{name}", self._download)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         return app
@@ -113,13 +171,91 @@ class FakeConfluence:
 
     async def _space(self, request: web.Request) -> web.Response:
         # https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-space/#api-wiki-rest-api-space-spacekey-get
-        refused = self._gate(request, set())
+        refused = self._gate(request, {"expand"})
         if refused:
             return refused
+        expand = request.query.get("expand", "")
+        if expand not in ("", "permissions"):
+            return self._refuse(request, f"cannot expand {expand}")
         if request.match_info["key"] != self.space:
             return self._answer(request, 404, {"statusCode": 404, "message": "No space with key"})
+        body: dict[str, Any] = {"id": 1, "key": self.space, "name": "Engineering", "type": "global"}
+        if expand == "permissions":
+            # The space's permissions (SpacePermission: an operation, its subjects, anonymousAccess);
+            # an administer permission beside the read one, which grants no reading by itself.
+            with self._lock:
+                subjects = self._subjects(self.space_readers)
+            body["permissions"] = [
+                {
+                    "id": 1,
+                    "subjects": {
+                        "user": {"results": subjects["user"], "size": len(subjects["user"])},
+                        "group": {"results": subjects["group"], "size": len(subjects["group"])},
+                    },
+                    "operation": {"operation": "read", "targetType": "space"},
+                    "anonymousAccess": self.anonymous,
+                    "unlicensedAccess": False,
+                },
+                {
+                    "id": 2,
+                    "subjects": {"user": {"results": [self._user("admin@example.com")], "size": 1}},
+                    "operation": {"operation": "administer", "targetType": "space"},
+                    "anonymousAccess": False,
+                    "unlicensedAccess": False,
+                },
+            ]
+        return self._answer(request, 200, body)
+
+    async def _restriction(self, request: web.Request) -> web.Response:
+        # https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-content-restrictions/#api-wiki-rest-api-content-id-restriction-byoperation-operationkey-get
+        refused = self._gate(request, {"expand", "start", "limit"})
+        if refused:
+            return refused
+        expand = set(request.query.get("expand", "restrictions.user,restrictions.group").split(","))
+        if not expand <= {"restrictions.user", "restrictions.group", "content"}:
+            return self._refuse(request, f"cannot expand {sorted(expand)}")
+        if request.match_info["operation"] not in ("read", "update"):
+            return self._refuse(request, "operationKey must be read or update")
+        window = self._window(request)
+        if isinstance(window, web.Response):
+            return window
+        limit, start = window
+        page_id = request.match_info["id"]
+        with self._lock:
+            if page_id not in self.pages:
+                return self._answer(request, 404, {"statusCode": 404, "message": "No content found with id"})
+            names = self.restrictions.get(page_id, []) if request.match_info["operation"] == "read" else []
+            subjects = self._subjects(names)
+        restrictions: dict[str, Any] = {}
+        for kind in ("user", "group"):
+            results = subjects[kind][start : start + limit]
+            restrictions[kind] = {"results": results, "start": start, "limit": limit, "size": len(results)}
         return self._answer(
-            request, 200, {"id": 1, "key": self.space, "name": "Engineering", "type": "global"}
+            request,
+            200,
+            {
+                "operation": request.match_info["operation"],
+                "restrictions": restrictions,
+                "_links": {"base": f"{self.base}/wiki"},
+            },
+        )
+
+    async def _members(self, request: web.Request) -> web.Response:
+        # https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-group/#api-wiki-rest-api-group-groupid-membersbygroupid-get
+        refused = self._gate(request, {"start", "limit", "shouldReturnTotalSize", "expand"})
+        if refused:
+            return refused
+        window = self._window(request)
+        if isinstance(window, web.Response):
+            return window
+        limit, start = window
+        with self._lock:
+            found = [g for g in self.groups.values() if g.id == request.match_info["group"]]
+            if not found:
+                return self._answer(request, 404, {"statusCode": 404, "message": "Group not found"})
+            users = [self._user(m) for m in found[0].members][start : start + limit]
+        return self._answer(
+            request, 200, {"results": users, "start": start, "limit": limit, "size": len(users), "_links": {}}
         )
 
     def _window(self, request: web.Request) -> tuple[int, int] | web.Response:
@@ -204,13 +340,9 @@ class FakeConfluence:
                 ancestors.insert(0, self.pages[parent])
                 parent = self.pages[parent].parent
         allowed = (
-            {"version", "container"}
+            {"version", "container", "ancestors"}
             if page is not None and page.kind == "attachment"
-            else {
-                "body.storage",
-                "version",
-                "ancestors",
-            }
+            else {"body.storage", "version", "ancestors", "container"}
         )
         if not expand <= allowed:
             return self._refuse(request, f"cannot expand {sorted(expand)}")
@@ -235,11 +367,13 @@ class FakeConfluence:
                     "type": "page",
                     "title": self.pages[page.parent].title,
                 }
+        elif "container" in expand:  # a page's container is its space
+            body["container"] = {"id": 1, "key": self.space, "name": "Engineering", "type": "global"}
         if "body.storage" in expand:
             body["body"] = {"storage": {"value": page.body, "representation": "storage"}}
         if "version" in expand:
             body["version"] = {"number": page.version, "when": page.modified.isoformat()}
-        if "ancestors" in expand and page.kind == "page":  # root first, as the API lists them
+        if "ancestors" in expand:  # root first, as the API lists them (an attachment's: its pages)
             body["ancestors"] = [{"id": a.id, "type": "page", "title": a.title} for a in ancestors]
         return self._answer(request, 200, body)
 

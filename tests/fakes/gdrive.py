@@ -4,7 +4,8 @@ sends as the documented APIs answer them, and 400 to any other shape.
 The token endpoint checks the service account's JWT as Google does: RS256, signed by the key the
 account was given (``key_file`` writes the JSON key file, with ``token_uri`` pointing here), issued
 by the account's email for Google's token audience, with the read-only Drive scope. Drive holds
-one folder tree; every change bumps a counter, which is what a page token is.
+one folder tree; every change bumps a counter, which is what a page token is. Each file's sharing
+(``share``) is listed by ``permissions.list`` as Drive's Permission resources.
 """
 
 import base64
@@ -40,6 +41,8 @@ class File:
     version: int = 1
     trashed: bool = False
     changed: int = 0
+    # Drive Permission resources: {"type": "user"|"group"|"domain"|"anyone", "role": ..., ...}
+    permissions: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _b64(data: bytes) -> str:
@@ -92,6 +95,14 @@ class FakeDrive:
             )
             self.files[file_id].changed = next(self._counter)
 
+    def share(self, file_id: str, *permissions: dict[str, Any]) -> None:
+        """Set a file's sharing (as Drive, without changing its version)."""
+        with self._lock:
+            self.files[file_id].permissions = [
+                {"kind": "drive#permission", "id": f"perm{n}", "role": "reader", **p}
+                for n, p in enumerate(permissions)
+            ]
+
     def trash(self, file_id: str) -> None:
         with self._lock:
             self.files[file_id].trashed = True
@@ -116,6 +127,7 @@ class FakeDrive:
         app.router.add_get("/drive/v3/changes", self._changes)
         app.router.add_get("/drive/v3/files", self._list)
         app.router.add_get("/drive/v3/files/{id}/export", self._export)
+        app.router.add_get("/drive/v3/files/{id}/permissions", self._permissions)
         app.router.add_get("/drive/v3/files/{id}", self._file)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         return app
@@ -257,6 +269,28 @@ class FakeDrive:
                 self.requests.append((request.method, request.path_qs, 200))
             return web.Response(body=file.content, content_type="application/octet-stream")
         return self._json(request, 200, self._resource(file))
+
+    async def _permissions(self, request: web.Request) -> web.Response:
+        # https://developers.google.com/drive/api/reference/rest/v3/permissions/list
+        refused = self._gate(
+            request, {"fields", "pageSize", "pageToken", "supportsAllDrives", "useDomainAdminAccess"}
+        )
+        if refused:
+            return refused
+        file = self._content(request)
+        if isinstance(file, web.Response):
+            return file
+        wanted = request.query.get("fields", "")
+        if not (wanted.startswith("nextPageToken,permissions(") and wanted.endswith(")")):
+            return self._bad(request, "Invalid field selection fields")
+        keys = set(wanted[len("nextPageToken,permissions(") : -1].split(","))
+        size, skip = int(request.query.get("pageSize", "100")), int(request.query.get("pageToken", "0"))
+        with self._lock:
+            chosen = file.permissions[skip : skip + size]
+        body: dict[str, Any] = {"permissions": [{k: v for k, v in p.items() if k in keys} for p in chosen]}
+        if skip + size < len(file.permissions):
+            body["nextPageToken"] = str(skip + size)
+        return self._json(request, 200, body)
 
     async def _export(self, request: web.Request) -> web.Response:
         # https://developers.google.com/drive/api/reference/rest/v3/files/export

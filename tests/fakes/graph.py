@@ -5,6 +5,10 @@ connector sends as the documented APIs answer them, and 400 to any other shape.
 Graph's delta: the first listing returns every item; its last page carries an ``@odata.deltaLink``
 whose token is the change counter at that moment; a listing from a token returns the items changed
 since, deleted ones with a ``deleted`` facet. ``fail`` queues error answers for a path.
+
+Permissions: each item's (``grant``) as Graph's permission resources (a user, an Entra group, a
+SharePoint group, a sharing link), the directory's users (``user``: object id, user principal
+name, mail) and groups (``group``: members, nested groups too), listed by ``transitiveMembers``.
 """
 
 import itertools
@@ -38,6 +42,7 @@ class Item:
     version: int = 1
     deleted: bool = False
     changed: int = 0  # the change counter when it last changed
+    permissions: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -48,6 +53,8 @@ class FakeGraph:
     requests: list[tuple[str, str, int]] = field(default_factory=list)  # (method, path with query, status)
     failures: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
     tokens: set[str] = field(default_factory=set)
+    users: dict[str, tuple[str, str]] = field(default_factory=dict)  # object id -> (UPN, mail)
+    groups: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # id -> (name, member ids)
     _counter: "itertools.count[int]" = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -59,6 +66,61 @@ class FakeGraph:
             old = self.items.get(item_id)
             version = old.version + 1 if old else 1
             self.items[item_id] = Item(item_id, name, folder, data, version, changed=next(self._counter))
+
+    def user(self, object_id: str, upn: str, mail: str = "") -> None:
+        self.users[object_id] = (upn, mail or upn)
+
+    def group(self, group_id: str, name: str, members: list[str]) -> None:
+        """An Entra group; ``members`` are user or group object ids."""
+        self.groups[group_id] = (name, list(members))
+
+    def grant(self, item_id: str, *granted: dict[str, Any]) -> None:
+        """Set a file's permissions, as ``{"user": id}``, ``{"group": id}``, ``{"site_group": name}``,
+        ``{"link": scope, "users": [ids]}`` (each read), beside the owner's. Graph lists them with
+        no change to the file's cTag."""
+        owner = {
+            "id": "owner",
+            "roles": ["owner"],
+            "grantedToV2": {"siteGroup": {"id": "3", "displayName": "HR Owners", "loginName": "HR Owners"}},
+        }
+        resources = [owner]
+        for n, grant in enumerate(granted):
+            resource: dict[str, Any] = {"id": f"perm{n}", "roles": ["read"]}
+            if "user" in grant:
+                resource["grantedToV2"] = self._identities(grant["user"])
+            elif "group" in grant:
+                name = self.groups[grant["group"]][0]
+                resource["grantedToV2"] = {
+                    "group": {"id": grant["group"], "displayName": name},
+                    "siteGroup": {
+                        "id": "7",
+                        "displayName": name,
+                        "loginName": f"c:0o.c|federateddirectoryclaimprovider|{grant['group']}",
+                    },
+                }
+            elif "site_group" in grant:
+                name = grant["site_group"]
+                resource["grantedToV2"] = {"siteGroup": {"id": "9", "displayName": name, "loginName": name}}
+            else:
+                resource["link"] = {
+                    "scope": grant["link"],
+                    "type": "view",
+                    "webUrl": f"https://{HOST}/:w:/s/x",
+                }
+                resource["grantedToIdentitiesV2"] = [self._identities(u) for u in grant.get("users", [])]
+            resources.append(resource)
+        with self._lock:
+            self.items[item_id].permissions = resources
+
+    def _identities(self, user_id: str) -> dict[str, Any]:
+        """A user as a permission names them: ``user`` (object id and name only) and ``siteUser``,
+        whose claims login carries the user principal name."""
+        upn = self.users[user_id][0]
+        name = upn.split("@")[0].title()
+        return {
+            "user": {"id": user_id, "displayName": name},
+            "siteUser": {"id": "12", "displayName": name, "loginName": f"i:0#.f|membership|{upn}"},
+        }
 
     def delete(self, item_id: str) -> None:
         with self._lock:
@@ -136,6 +198,9 @@ class FakeGraph:
         app.router.add_get("/v1.0/sites/{site}/drives", self._drives)
         app.router.add_get("/v1.0/drives/{drive}/root/delta", self._delta)
         app.router.add_get("/v1.0/drives/{drive}/items/{item}/content", self._content)
+        app.router.add_get("/v1.0/drives/{drive}/items/{item}/permissions", self._permissions)
+        app.router.add_get("/v1.0/groups/{group}/transitiveMembers", self._members)
+        app.router.add_get("/v1.0/users/{user}", self._user)
         app.router.add_get("/download/{item}", self._download)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         return app
@@ -229,6 +294,58 @@ class FakeGraph:
             return self._json(request, 404, {"error": {"code": "itemNotFound", "message": "…"}})
         self._log(request, 302)
         raise web.HTTPFound(f"{self.base}/download/{item.id}?sig=pre-authenticated")
+
+    async def _permissions(self, request: web.Request) -> web.Response:
+        # https://learn.microsoft.com/en-us/graph/api/driveitem-list-permissions (the item's own and
+        # inherited permissions; https://learn.microsoft.com/en-us/graph/api/resources/permission)
+        refused = self._gate(request, {"$select"})
+        if refused:
+            return refused
+        item = self.items.get(request.match_info["item"])
+        if item is None or item.deleted:
+            return self._json(request, 404, {"error": {"code": "itemNotFound", "message": "…"}})
+        return self._json(request, 200, {"value": item.permissions})
+
+    async def _members(self, request: web.Request) -> web.Response:
+        # https://learn.microsoft.com/en-us/graph/api/group-list-transitivemembers: users and groups,
+        # nested members included; ``$select`` picks the users' properties.
+        refused = self._gate(request, {"$select", "$top"})
+        if refused:
+            return refused
+        group_id = request.match_info["group"]
+        if group_id not in self.groups:
+            return self._json(request, 404, {"error": {"code": "Request_ResourceNotFound", "message": "…"}})
+        select = request.query.get("$select", "").split(",")
+        found: list[dict[str, Any]] = []
+        pending, seen = list(self.groups[group_id][1]), {group_id}
+        while pending:
+            member = pending.pop(0)
+            if member in self.groups and member not in seen:
+                seen.add(member)
+                found.append({"@odata.type": "#microsoft.graph.group", "id": member})
+                pending += self.groups[member][1]
+            elif member in self.users:
+                upn, mail = self.users[member]
+                user = {
+                    "@odata.type": "#microsoft.graph.user",
+                    "id": member,
+                    "userPrincipalName": upn,
+                    "mail": mail,
+                }
+                found.append({k: v for k, v in user.items() if k in ("@odata.type", "id", *select)})
+        return self._json(request, 200, {"value": found})
+
+    async def _user(self, request: web.Request) -> web.Response:
+        # https://learn.microsoft.com/en-us/graph/api/user-get
+        refused = self._gate(request, {"$select"})
+        if refused:
+            return refused
+        found = self.users.get(request.match_info["user"])
+        if found is None:
+            return self._json(request, 404, {"error": {"code": "Request_ResourceNotFound", "message": "…"}})
+        return self._json(
+            request, 200, {"id": request.match_info["user"], "userPrincipalName": found[0], "mail": found[1]}
+        )
 
     async def _download(self, request: web.Request) -> web.Response:
         item = self.items.get(request.match_info["item"])
