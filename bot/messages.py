@@ -530,6 +530,15 @@ def source_problem(error: SourceError) -> str:
     return f"Collection '{error.collection}': {error.source} {fix}."
 
 
+def collection_unusable(name: str, problems: Sequence[str], path: str) -> str:
+    """``confer index``: a collection left out for a misconfigured source entry, in one line naming
+    what to fix; the other collections are indexed."""
+    return (
+        f"Collection '{name}' was not indexed: {'; '.join(problems)}. Fix it in {path}; "
+        "the other collections are indexed."
+    )
+
+
 def index_source_report(
     name: str, label: str, *, added: int, changed: int, unchanged: int, deleted: int
 ) -> str:

@@ -194,6 +194,16 @@ class ChannelPolicy(BaseModel):
     default: tuple[str, ...] = ()
 
 
+class UnusableCollection(BaseModel):
+    """A collection left out because one of its source entries is misconfigured (``confer index``
+    indexes the others): its name, and each problem as ``describe_validation_errors`` words it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    problems: tuple[str, ...]
+
+
 class CollectionsConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -201,6 +211,8 @@ class CollectionsConfig(BaseModel):
     channels: dict[str, ChannelPolicy] = Field(default_factory=dict)
     base_dir: Path = Path()
     path: Path = Path("collections.yaml")
+    # Read with ``partial``: the collections left out for a misconfigured source entry.
+    unusable: tuple[UnusableCollection, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -210,8 +222,12 @@ class CollectionsConfig(BaseModel):
         return next((c for c in self.collections if c.name == name), None)
 
 
-def load_collections(path: Path) -> CollectionsConfig:
-    """Read and validate a collections file; every problem is reported in one error."""
+def load_collections(path: Path, *, partial: bool = False) -> CollectionsConfig:
+    """Read and validate a collections file; every problem is reported in one error.
+
+    ``partial`` (``confer index``): a collection whose source entries are the only things wrong
+    (a connector's mistyped key, a bad address) is left out, named in ``unusable`` with its
+    problems, and the others are read; anything else wrong still refuses the whole file."""
     try:
         raw_text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -226,14 +242,58 @@ def load_collections(path: Path) -> CollectionsConfig:
         raise CollectionsFileError(path=path, problems=[f"not valid YAML{where}"]) from exc
     if not isinstance(raw, dict):
         raise CollectionsFileError(path=path, problems=["expected a mapping with 'collections'"])
+    located = {"base_dir": path.parent.resolve(), "path": path}
     try:
-        config = CollectionsConfig.model_validate({**raw, "base_dir": path.parent.resolve(), "path": path})
+        config = CollectionsConfig.model_validate({**raw, **located})
     except ValidationError as exc:
-        raise CollectionsFileError(path=path, problems=describe_validation_errors(exc)) from None
+        unusable = _unusable_collections(raw, exc) if partial else None
+        if not unusable:
+            raise CollectionsFileError(path=path, problems=describe_validation_errors(exc)) from None
+        kept = [c for i, c in enumerate(raw["collections"]) if i not in unusable]
+        try:
+            config = CollectionsConfig.model_validate({**raw, **located, "collections": kept})
+        except ValidationError:  # nothing left, or a problem the first reading did not show
+            raise CollectionsFileError(path=path, problems=describe_validation_errors(exc)) from None
+        config = config.model_copy(update={"unusable": tuple(unusable.values())})
     problems = _consistency_problems(config)
     if problems:
         raise CollectionsFileError(path=path, problems=problems)
     return config
+
+
+def _unusable_collections(raw: dict[str, Any], exc: ValidationError) -> dict[int, UnusableCollection] | None:
+    """The collections to leave out when every error is in one of their source entries (a mapping:
+    a connector, not a path), by position; ``None`` when any error is elsewhere."""
+    entries = raw.get("collections")
+    if not isinstance(entries, list):
+        return None
+    found: dict[int, UnusableCollection] = {}
+    for error in exc.errors(include_url=False):
+        loc = error["loc"]
+        if len(loc) == 3 and error["type"] == "too_short" and loc[2] == "sources":
+            continue  # "at least one source" only because its entries failed: said by them
+        if len(loc) < 4 or loc[0] != "collections" or not isinstance(loc[1], int) or loc[2] != "sources":
+            return None
+        entry = entries[loc[1]] if loc[1] < len(entries) else None
+        name = entry.get("name") if isinstance(entry, dict) else None
+        sources = entry.get("sources") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not re.fullmatch(NAME_PATTERN, name) or not isinstance(sources, list):
+            return None
+        if not isinstance(loc[3], int) or loc[3] >= len(sources) or not isinstance(sources[loc[3]], dict):
+            return None
+        found[loc[1]] = UnusableCollection(name=name, problems=())
+    prefix = {i: f"collections.{i}." for i in found}
+    lines = describe_validation_errors(exc)
+    return {
+        i: entry.model_copy(
+            update={
+                "problems": tuple(
+                    line.removeprefix(prefix[i]) for line in lines if line.startswith(prefix[i])
+                )
+            }
+        )
+        for i, entry in found.items()
+    }
 
 
 def describe_validation_errors(exc: ValidationError) -> list[str]:
@@ -310,7 +370,7 @@ def did_you_mean(word: str, known: Sequence[str]) -> str:
 
 def _consistency_problems(config: CollectionsConfig) -> list[str]:
     problems: list[str] = []
-    seen: set[str] = set()
+    seen: set[str] = {c.name for c in config.unusable}  # left out, but named where they may be searched
     for collection in config.collections:
         if collection.name in seen:
             problems.append(f"collection '{collection.name}' is defined more than once")

@@ -230,7 +230,7 @@ def _run(args: argparse.Namespace) -> int:
             return asyncio.run(run_eval(settings, args, err))
         if args.command == "feedback":
             return asyncio.run(run_feedback(settings, since=args.since, as_json=args.json))
-        config = load_collections(settings.collections_path)
+        config = load_collections(settings.collections_path, partial=args.command == "index")
         if args.command == "trace":
             from bot.terminal.traces import print_trace
 
@@ -296,7 +296,7 @@ async def _index_every(settings: "ConferSettings", names: list[str], every: floa
     shown = f"{every / 3600:g}h" if every >= 3600 else f"{every / 60:g}m" if every >= 60 else f"{every:g}s"
     while True:
         try:
-            await _index(settings, load_collections(settings.collections_path), names, err)
+            await _index(settings, load_collections(settings.collections_path, partial=True), names, err)
         except (CollectionsFileError, ConferError) as exc:
             say_error(messages.describe_error(exc))
         err.print(messages.index_round(shown), markup=False, highlight=False)
@@ -316,7 +316,7 @@ async def _index(
 
     # Each skipped file is said below in one line of its own; the pipeline's log line would repeat it.
     logging.getLogger("retrieval.ingest.pipeline").setLevel(logging.ERROR)
-    unknown = [n for n in names if config.get(n) is None]
+    unknown = [n for n in names if config.get(n) is None and n not in {c.name for c in config.unusable}]
     if unknown:
         raise CollectionAccessError(unknown=tuple(unknown), forbidden=(), allowed=config.names)
     chosen = [c for c in config.collections if not names or c.name in names]
@@ -325,11 +325,12 @@ async def _index(
         for path, reason in skipped_sources(collection, config):
             shown = path.relative_to(config.base_dir) if path.is_relative_to(config.base_dir) else path
             say_error(f"skipped {shown.as_posix()}: {reason}")
-    from bot.terminal.sources import ConnectorSyncs
+    from bot.terminal.sources import ConnectorSyncs, say_unusable
 
     sources = ConnectorSyncs(settings.data_dir, chosen)
     try:
-        broken = await sources.check(say_error)  # every source that cannot be synced, before any write
+        # Every collection and source that cannot be indexed, said before any write.
+        broken = say_unusable(config, names, say_error) | await sources.check(say_error)
         backend = build_backend(settings)
         try:
             return await _index_plans(plans, config, backend, sources, broken, err)

@@ -8,12 +8,22 @@ from rich.console import Console
 from rich.progress import Progress, TaskID
 
 from bot import messages
-from retrieval.collections import Collection
+from retrieval.collections import Collection, CollectionsConfig
 from retrieval.connectors import SourceReport, SyncState, build_connector, stored_documents, sync_source
 from retrieval.errors import SourceError
 from retrieval.ingest.loaders import Document
 
 STATE_FILE = "connectors.sqlite3"  # under CONFER_DATA_DIR
+
+
+def say_unusable(config: CollectionsConfig, names: Sequence[str], say: Callable[[str], None]) -> set[str]:
+    """The collections of ``names`` (all without) left out for a misconfigured source entry, each
+    said in one line naming what to fix, before anything is written."""
+    left_out = {c.name for c in config.unusable if not names or c.name in names}
+    for collection in config.unusable:
+        if collection.name in left_out:
+            say(messages.collection_unusable(collection.name, collection.problems, config.path.name))
+    return left_out
 
 
 class ConnectorSyncs:

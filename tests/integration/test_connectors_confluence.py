@@ -165,6 +165,30 @@ def test_bad_credentials_are_one_line_exit_2_and_the_other_collections_are_index
     assert TOKEN not in captured.err and "wrong" not in captured.err
 
 
+def test_a_misconfigured_source_entry_leaves_out_its_collection_only_in_one_line_and_exit_2(
+    kb: Path, wiki: FakeConfluence, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped key or a bad address in one collection's connector entry: that collection is
+    named with what to fix before anything is written, and every other collection is indexed."""
+    with (kb / "collections.yaml").open("a") as file:
+        file.write(
+            "  - name: wiki\n    title: Wiki\n"
+            "    sources: [{confluence: {url: 'ftp://wiki.example.com', space: ENG, permisions: true}}]\n"
+        )
+    assert main(["index"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [
+        "confer: Collection 'wiki' was not indexed: sources.0.confluence.url: must be an address starting "
+        "with https:// (or http:// where the source allows it); sources.0.confluence.permisions: unknown "
+        "key (did you mean 'permissions'?). Fix it in collections.yaml; the other collections are indexed."
+    ]
+    assert "notes: 1 document" in captured.out and "handbook: 3 documents" in captured.out
+    assert "wiki:" not in captured.out
+    # Other commands still refuse the file as a whole, naming the same problem.
+    assert main(["collections"]) == 2
+    assert "collections.2.sources.0.confluence.url" in capsys.readouterr().err
+
+
 def test_an_attachment_confer_reads_is_indexed_under_its_page_and_follows_its_versions(
     kb: Path, wiki: FakeConfluence, capsys: pytest.CaptureFixture[str]
 ) -> None:

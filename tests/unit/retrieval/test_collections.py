@@ -145,3 +145,29 @@ def test_a_misconfigured_connector_source_is_named_with_what_to_fix(tmp_path: Pa
     expected = "expected a path or glob, or one of web, confluence, sharepoint, gdrive"
     assert f"collections.0.sources.1: {expected}" in problems
     assert "collections.0.sources.2.web.site: unknown key (did you mean 'sitemap'?)" in problems
+
+
+def test_a_partial_read_leaves_out_only_the_collections_whose_source_entries_are_wrong(
+    tmp_path: Path,
+) -> None:
+    text = (
+        "collections:\n"
+        "  - name: eng\n    title: Engineering\n    sources: [docs/*.md]\n"
+        "  - name: wiki\n    title: Wiki\n"
+        "    sources: [docs/*.md, {confluence: {url: 'https://x', space: 'A B'}}]\n"
+        "  - name: hr\n    title: HR\n    sources: [{sharepoint: {site: 'https://x', user: a@b.c}}]\n"
+        "channels:\n  C1: {allow: [eng, wiki]}\n"
+    )
+    path = _file(tmp_path, text)
+    config = load_collections(path, partial=True)
+    assert config.names == ("eng",)
+    assert [(c.name, c.problems) for c in config.unusable] == [
+        ("wiki", ("sources.1.confluence.space: String should match pattern '^[A-Za-z0-9~_-]+$'",)),
+        ("hr", ("sources.0.sharepoint: give either site (a SharePoint library) or user (a OneDrive)",)),
+    ]
+    # Read whole (every other command), the same file is refused with every problem.
+    with pytest.raises(CollectionsFileError):
+        load_collections(path)
+    # A problem outside a source entry still refuses the file, read partially or not.
+    with pytest.raises(CollectionsFileError):
+        load_collections(_file(tmp_path, text.replace("title: HR", "titel: HR")), partial=True)
