@@ -530,6 +530,13 @@ def source_problem(error: SourceError) -> str:
     return f"Collection '{error.collection}': {error.source} {fix}."
 
 
+# Told privately to someone who asked in a channel (``bot.chat.audience``).
+RESTRICTED_ELSEWHERE = (
+    "Some documents that not everyone in this channel may read also match your question, so the "
+    "answer here leaves them out. Ask me in a direct message to have them searched too."
+)
+
+
 def collection_unusable(name: str, problems: Sequence[str], path: str) -> str:
     """``confer index``: a collection left out for a misconfigured source entry, in one line naming
     what to fix; the other collections are indexed."""

@@ -15,11 +15,12 @@ model to rewrite a follow-up) once it has been queued.
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from bot import messages
 from bot.chat.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
+from bot.chat.audience import Asker, restricted_matches
 from bot.chat.conversations import Conversations, Prepared
 from bot.chat.dedupe import EventDeduplicator
 from bot.chat.feedback import FeedbackDesk, FeedbackUnavailableError, Place, Reason, Vote, VoteRecord
@@ -33,6 +34,7 @@ from bot.errors import EmptyQuestionError
 from bot.metrics import ConferMetrics
 from bot.telemetry import span
 from graph import CollectionAccessError, PriorTurn, Question, Standalone, subject_of
+from retrieval.audience import Audience
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +79,9 @@ class Message:
     shows_question: bool = False  # the status shows the question (a click nobody typed)
     history: ThreadHistory | None = None  # read when Confer has not answered in the thread
     fresh: bool = False  # researched anew, not answered from the cache ("Research again")
+    # Who asked (``bot.chat.audience``): the answer is for them, or for everyone in the channel;
+    # ``None``: someone Confer cannot name, who reads only what everyone may read.
+    asker: Asker | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ class Delivery:
     status_interval: float = 1.0
     key: ThreadKey | None = None  # the thread's key; used when the message had none (a new thread)
     on_undelivered: Callable[[], Awaitable[None]] | None = None  # nothing reached the thread
+    privately: Callable[[str], Awaitable[None]] | None = None  # a sentence for the asker's eyes only
 
 
 # Opens the thread a question is answered in (``None``: it could not, and told the asker).
@@ -258,6 +264,13 @@ class Intake:
             key = message.key or delivery.key
             with span("intake"):
                 prepared = await self._prepare(message, question, key)
+                # Who the answer is for: every search of the question reaches only what they may read.
+                audience = await message.asker.audience() if message.asker is not None else Audience.anyone()
+            question = question.model_copy(update={"audience": audience})
+            if prepared is not None:
+                prepared = replace(
+                    prepared, question=prepared.question.model_copy(update={"audience": audience})
+                )
             memory = (self.conversations, key, prepared) if self.conversations and key and prepared else None
             if memory is not None:
                 conversations, thread, turn = memory
@@ -280,6 +293,20 @@ class Intake:
             )
             if memory is not None:
                 await conversations.remember(thread, turn, answer)
+            if answer is not None and message.asker is not None and not message.asker.private:
+                asked = prepared.question if prepared is not None else question
+                await self._tell_if_restricted(message.asker, asked, delivery)
+
+    async def _tell_if_restricted(self, asker: Asker, question: Question, delivery: Delivery) -> None:
+        """In a channel: when passages only some of the people there may read would have been among
+        the asker's best matches, the asker alone is told they can ask in a direct message."""
+        if delivery.privately is None:
+            return
+        try:
+            if await restricted_matches(self.service, question, await asker.alone()):
+                await delivery.privately(messages.RESTRICTED_ELSEWHERE)
+        except Exception:  # an extra after the answer: never the answer's failure
+            logger.exception("could not check for passages only some people here may read")
 
     async def _prepare(self, message: Message, question: Question, key: ThreadKey | None) -> Prepared | None:
         """The question read with its thread: a follow-up made standalone, earlier collections

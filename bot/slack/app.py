@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.chat.access import PlaceDeniedError
+from bot.chat.audience import Asker, People
 from bot.chat.feedback import REASONS, VOTES, Place, Reason, Vote
 from bot.chat.intake import Delivery, Intake, Message, Opener, Taken
 from bot.chat.progress import StatusState
@@ -59,6 +60,7 @@ from bot.slack.payloads import (
     plain_text,
     strip_bot_mention,
 )
+from bot.slack.people import SlackDirectory
 from bot.slack.stream import EditOnlyWorkspaces, ProgressMode, StreamedSlackThread
 from bot.slack.thread import SlackThread, post_message
 from graph import Answer, CollectionAccessError, Question
@@ -81,6 +83,20 @@ class SlackResponder:
     progress: ProgressMode = "stream"
     stream_interval: float = 0.25  # streamed plans: at most about 4 appends a second per message
     workspaces: EditOnlyWorkspaces = field(default_factory=EditOnlyWorkspaces)
+    people: People = field(default_factory=People)  # who asks and who is in a channel, kept a while
+
+    def asker(self, user: str, channel: str) -> Asker | None:
+        """Who asked in ``channel``: the answer is for them alone in a direct message, else for
+        everyone in the channel (``bot.chat.audience``)."""
+        if not is_user_id(user):
+            return None
+        return Asker(
+            user=user,
+            place=channel,
+            private=channel.startswith("D"),
+            people=self.people,
+            directory=SlackDirectory(self.gateway),
+        )
 
     async def post(self, channel: str, thread_ts: str | None, text: str, **extra: Any) -> dict[str, Any]:
         return await post_message(self.gateway, channel, thread_ts, text, **extra)
@@ -140,11 +156,16 @@ class SlackResponder:
             thread = SlackThread(
                 gateway=self.gateway, config=config, team=team, channel=channel, thread_ts=thread_ts
             )
+
+        async def privately(text: str) -> None:
+            await self.ephemeral(channel, user, text, thread_ts or None)
+
         return Delivery(
             thread,
             status_interval=interval,
             key=thread_key(team, channel, thread_ts),
             on_undelivered=on_undelivered,
+            privately=privately if is_user_id(user) else None,
         )
 
     def opener(self, **where: Any) -> Opener:
@@ -293,6 +314,7 @@ def build_slack_app(
             key=thread_key(mention.team, mention.channel, thread),
             delivery=mention.event_id or None,
             history=history,
+            asker=responder.asker(mention.user, mention.channel),
         )
         opener = responder.opener(
             team=mention.team,
@@ -330,6 +352,7 @@ def build_slack_app(
                 else SlackHistory(
                     gateway, channel=message.channel, thread_ts=thread, bot_user_id=context.bot_user_id
                 ),
+                asker=responder.asker(message.user, message.channel),
             ),
             responder.opener(
                 team=message.team,
@@ -363,6 +386,7 @@ def build_slack_app(
             key=None,  # slash commands cannot run in threads: the answer opens one
             delivery="command:" + command.trigger_id if command.trigger_id else None,
             commands=True,
+            asker=responder.asker(command.user, command.channel),
         )
         taken = await intake.take(message, _command_opener(responder, intake, command), neutralize=neutralize)
         if taken.outcome in ("queued", "duplicate"):  # a replayed or redelivered request: answered once
@@ -460,6 +484,7 @@ def build_slack_app(
             once=None if again else f"suggest:{click.channel}:{thread}:{click.block_id}:{click.action_id}",
             shows_question=True,
             fresh=again,
+            asker=responder.asker(click.user, click.channel),
         )
         opener = responder.opener(team=click.team, channel=click.channel, thread_ts=thread, user=click.user)
         taken = await intake.take(message, opener, neutralize=neutralize)

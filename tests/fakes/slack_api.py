@@ -3,7 +3,9 @@ answer 429 (with Retry-After), 5xx or ``ok: false`` for a method, to answer late
 connection before or after applying a call: once, for a number of calls, or throughout; for every
 call of the method or only those to one channel (or matching a predicate), after letting the first
 ones through. Confer's posts in a thread (messages and streams) show in ``conversations.replies``,
-and its top-level posts in ``conversations.history``, as they would in Slack."""
+and its top-level posts in ``conversations.history``, as they would in Slack. People (``person``)
+are answered by ``users.info`` and channels' members (``join``) by ``conversations.members``; an
+unknown user or channel is ``user_not_found`` / ``channel_not_found``, as Slack answers."""
 
 import asyncio
 import contextlib
@@ -197,6 +199,29 @@ class FakeSlackApi:
     streams: dict[str, Stream] = field(default_factory=dict)  # by ts
     refuse_streams: str | None = None  # an error every stream method answers (a workspace without them)
     history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # top-level posts, by channel
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)  # users.info's ``user``, by id
+    members: dict[str, list[str]] = field(default_factory=dict)  # conversations.members, by channel
+
+    def person(self, user: str, email: str | None, *, bot: bool = False) -> None:
+        """A user as https://docs.slack.dev/reference/methods/users.info answers it: ``profile.email``
+        only with the ``users:read.email`` scope (``None``: the token lacks it)."""
+        profile: dict[str, Any] = {"real_name": user.title(), "display_name": user.lower()}
+        if email is not None:
+            profile["email"] = email
+        self.users[user] = {
+            "id": user,
+            "team_id": TEAM_ID,
+            "name": user.lower(),
+            "deleted": False,
+            "is_bot": bot,
+            "is_app_user": False,
+            "profile": profile,
+        }
+
+    def join(self, channel: str, *users: str) -> None:
+        """Put people in a channel (Confer itself is a member of any channel it answers in)."""
+        self.members.setdefault(channel, [BOT_USER_ID])
+        self.members[channel] += [u for u in users if u not in self.members[channel]]
 
     def script(
         self,
@@ -334,6 +359,14 @@ class FakeSlackApi:
             and not _TS.fullmatch(str(params.get("ts") or ""))
         ):
             script = Scripted(error="thread_not_found")
+        if script is None and method == "users.info" and str(params.get("user")) not in self.users:
+            script = Scripted(error="user_not_found")
+        if (
+            script is None
+            and method == "conversations.members"
+            and str(params.get("channel")) not in self.members
+        ):
+            script = Scripted(error="channel_not_found")
         if script is not None and script.error == "message_not_in_streaming_state":
             # https://docs.slack.dev/reference/methods/chat.appendStream: Slack answers so only for a
             # message that is no longer streaming, so a stream told to answer it has been stopped.
@@ -443,6 +476,16 @@ class FakeSlackApi:
                 stream.stopped, stream.stopped_at = True, time.monotonic()
                 stream.blocks = list(params.get("blocks") or [])
             return {"ok": True, "channel": stream.channel, "ts": stream.ts}
+        if method == "users.info":
+            return {"ok": True, "user": self.users[str(params["user"])]}
+        if method == "conversations.members":
+            # https://docs.slack.dev/reference/methods/conversations.members: cursor-paginated ids
+            every = self.members[str(params["channel"])]
+            start = int(str(params.get("cursor") or "0").removeprefix("next:") or 0)
+            limit = int(params.get("limit") or 100)
+            page = every[start : start + limit]
+            next_cursor = f"next:{start + limit}" if start + limit < len(every) else ""
+            return {"ok": True, "members": page, "response_metadata": {"next_cursor": next_cursor}}
         if method == "views.open":
             return {"ok": True, "view": {**(params.get("view") or {}), "id": f"V{next(self._ts):06d}"}}
         if method == "chat.postEphemeral":
