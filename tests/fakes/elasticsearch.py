@@ -322,19 +322,21 @@ class FakeElasticsearch:
         return {"took": 1, "responses": responses}
 
     def _search(self, header: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-        _only(body, {"query", "knn", "size", "_source", "highlight"}, "search")
+        _only(body, {"query", "knn", "size", "_source", "highlight", "aggs", "track_total_hits"}, "search")
         search_type = header.get("search_type", "query_then_fetch")
         if search_type not in ("query_then_fetch", "dfs_query_then_fetch"):
             raise RefusedError(f"unknown search_type [{search_type}]", kind="illegal_argument_exception")
         ignore = str(header.get("ignore_unavailable", "false")).lower() == "true"
         names = self._resolve(header["index"], ignore_unavailable=ignore)
         size = int(body.get("size", 10))
-        if ("query" in body) == ("knn" in body):
+        if ("query" in body) == ("knn" in body) and "aggs" not in body:
             raise RefusedError("the fake takes one of [query] and [knn] in a search")
         if "knn" in body:
             scored = self._knn(names, body["knn"])
-        else:
+        elif "query" in body:
             scored = self._query(names, body["query"], dfs=search_type == "dfs_query_then_fetch")
+        else:  # no query: every document (match_all), each scored 1.0
+            scored = [(name, doc_id, 1.0) for name in names for doc_id in self._indices[name].docs]
         scored.sort(key=lambda hit: (-hit[2], hit[0], hit[1]))
         includes = header.get("_source_includes")
         source = body.get("_source", includes.split(",") if includes else True)
@@ -349,7 +351,9 @@ class FakeElasticsearch:
             if "highlight" in body:
                 hit["highlight"] = self._highlight(body, stored)
             hits.append(hit)
+        aggregations = self._aggregations(body.get("aggs", {}), [(i, d) for i, d, _ in scored])
         return {
+            **({"aggregations": aggregations} if "aggs" in body else {}),
             "took": 1,
             "timed_out": False,
             "_shards": {"total": len(names), "successful": len(names), "skipped": 0, "failed": 0},
@@ -359,6 +363,24 @@ class FakeElasticsearch:
                 "hits": hits,
             },
         }
+
+    def _aggregations(self, aggs: dict[str, Any], hits: list[tuple[str, str]]) -> dict[str, Any]:
+        """Cardinality aggregations (the distinct values of a keyword field over the hits): exact
+        here, approximate in Elasticsearch above its precision threshold.
+        https://www.elastic.co/guide/en/elasticsearch/reference/8.19/search-aggregations-metrics-cardinality-aggregation.html"""
+        out: dict[str, Any] = {}
+        for name, spec in aggs.items():
+            ((kind, options),) = spec.items()
+            if kind != "cardinality":
+                raise RefusedError(f"the fake's aggregations are cardinality only, not [{kind}]")
+            _only(options, {"field"}, "cardinality")
+            values = {
+                value
+                for index, doc_id in hits
+                for value in _values(self._indices[index].docs[doc_id].get(options["field"]))
+            }
+            out[name] = {"value": len(values)}
+        return out
 
     def _knn(self, names: list[str], knn: dict[str, Any]) -> list[tuple[str, str, float]]:
         _only(knn, {"field", "query_vector", "k", "num_candidates", "filter"}, "knn")
@@ -395,6 +417,13 @@ class FakeElasticsearch:
         words = analyse(match["query"])
         fields = [(f.split("^")[0], float(f.split("^")[1]) if "^" in f else 1.0) for f in match["fields"]]
         together = _Statistics([self._indices[n] for n in names], [f for f, _ in fields])
+        if "fuzziness" in match:
+            # AUTO: a word of 3-5 letters matches words one edit away, a longer one two edits (a
+            # transposition is one edit), each scored as a word of its own; Elasticsearch blends
+            # the expanded terms' statistics, which the fake does not.
+            # https://www.elastic.co/guide/en/elasticsearch/reference/8.19/common-options.html#fuzziness
+            indexed = {w for counts in together.frequency.values() for w in counts}
+            words = [w for word in words for w in sorted({word} | {v for v in indexed if _near(word, v)})]
         scored = []
         for name in names:
             statistics = together if dfs else _Statistics([self._indices[name]], [f for f, _ in fields])
@@ -419,7 +448,9 @@ class FakeElasticsearch:
             keep = _filter({"bool": {"filter": spec["filter"]}})
         else:
             raise RefusedError(f"unknown query [{kind}]")
-        _only(must, {"query", "fields", "type"}, "multi_match")
+        _only(must, {"query", "fields", "type", "fuzziness"}, "multi_match")
+        if must.get("fuzziness", "AUTO") != "AUTO":
+            raise RefusedError(f"the fake's fuzziness is AUTO only, not [{must['fuzziness']}]")
         if must.get("type", "best_fields") != "best_fields":
             raise RefusedError(f"the fake's multi_match is best_fields only, not [{must['type']}]")
         return must, keep
@@ -483,6 +514,24 @@ def _filter(clause: dict[str, Any]) -> Keep:
             and sum(keep(doc_id, doc) for keep in some) >= least
         )
     raise RefusedError(f"the fake's filters are term, terms, ids, exists and bool, not [{kind}]")
+
+
+def _near(word: str, other: str) -> bool:
+    """Whether ``other`` is within AUTO fuzziness of ``word`` (optimal string alignment distance)."""
+    allowed = 0 if len(word) < 3 else 1 if len(word) <= 5 else 2
+    if not allowed or word == other or abs(len(word) - len(other)) > allowed:
+        return False
+    previous2: list[int] = []
+    previous = list(range(len(other) + 1))
+    for i, a in enumerate(word, 1):
+        current = [i]
+        for j, b in enumerate(other, 1):
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
+            if i > 1 and j > 1 and a == other[j - 2] and word[i - 2] == b:
+                cost = min(cost, previous2[j - 2] + 1)
+            current.append(cost)
+        previous2, previous = previous, current
+    return previous[-1] <= allowed
 
 
 def _values(value: Any) -> list[Any]:

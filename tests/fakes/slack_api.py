@@ -219,7 +219,10 @@ class FakeSlackApi:
         }
 
     def join(self, channel: str, *users: str) -> None:
-        """Put people in a channel (Confer itself is a member of any channel it answers in)."""
+        """Put people in a channel (Confer itself is a member of any channel it answers in: a bot,
+        as users.info says)."""
+        if BOT_USER_ID not in self.users:
+            self.person(BOT_USER_ID, None, bot=True)
         self.members.setdefault(channel, [BOT_USER_ID])
         self.members[channel] += [u for u in users if u not in self.members[channel]]
 

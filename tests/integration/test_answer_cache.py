@@ -13,9 +13,11 @@ from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
 from graph import Answer, Question
 from graph.context import ResearchLimits
+from retrieval.audience import EVERYONE, Audience
 from retrieval.backends import SearchBackend
-from retrieval.collections import CollectionsConfig
+from retrieval.collections import Collection, CollectionsConfig
 from retrieval.ingest.pipeline import index_collection
+from retrieval.passages import Passage
 from tests.fakes.llm_api import FakeLLM
 
 EVERYTHING = ("engineering", "security", "people", "product")
@@ -177,3 +179,59 @@ async def test_with_a_model_a_cached_answer_asks_the_model_nothing(
         await llm.stop()
     assert first.mode == "llm" and asked > 0
     assert again.cached_at > 0 and len(llm.requests) == asked
+
+
+async def test_an_answer_built_for_a_wider_reader_is_never_served_to_a_narrower_one(
+    embedded: SearchBackend, tmp_path: Path
+) -> None:
+    """Readers from a source with permissions: the same question asked by someone who may read a
+    restricted passage, then by someone who may not, in the same place, is researched again for
+    the second (and the first's answer is kept for the first)."""
+    config = CollectionsConfig(
+        collections=(Collection(name="hr", title="HR", sources=("x",)),), base_dir=tmp_path
+    )
+    restricted = ("ana@example.com",)
+    await embedded.sync_collection(
+        config.collections[0],
+        [
+            Passage(
+                id=f"p{n}",
+                collection="hr",
+                doc_id=f"d{n}",
+                source=f"wiki/{n}",
+                title=title,
+                text=text,
+                readers=readers,
+            )
+            for n, (title, text, readers) in enumerate(
+                [
+                    ("Salary bands", "A senior engineer is paid 88,000 euros a year.", restricted),
+                    ("Pay", "Salaries are reviewed every March.", (EVERYONE,)),
+                ]
+            )
+        ],
+    )
+    service = ResearchService(
+        config=config,
+        backend=embedded,
+        metrics=build_metrics(),
+        limits=ResearchLimits(),
+        question_timeout=30,
+        cache=MemoryAnswerCache(ttl=3600),
+    )
+    ana = Question(
+        text="What is a senior engineer paid?", allowed=("hr",), audience=Audience.person(["ana@example.com"])
+    )
+    cy = ana.model_copy(update={"audience": Audience.person(["cy@example.com"])})
+    wide = await service.answer(ana, surface="dm")
+    assert "88,000" in plain_answer(wide, config)
+    narrow = await service.answer(cy, surface="dm")
+    assert narrow.cached_at == 0 and "88,000" not in plain_answer(narrow, config)
+    assert (await service.answer(ana, surface="dm")).cached_at > 0  # each kept for its own reader
+    assert cache_key(ana, mode="extractive", model="") != cache_key(cy, mode="extractive", model="")
+    # Two people who may read the same keep one key; the operator (the terminal) another.
+    bo = ana.model_copy(update={"audience": Audience.person(["bo@example.com"])})
+    assert cache_key(cy, mode="extractive", model="") != cache_key(bo, mode="extractive", model="")
+    anyone = ana.model_copy(update={"audience": Audience.anyone()})
+    operator = ana.model_copy(update={"audience": Audience.everything()})
+    assert len({cache_key(q, mode="extractive", model="") for q in (ana, anyone, operator)}) == 3
