@@ -194,6 +194,27 @@ class TeamsClient:
             retry_later=retry_later,
         )
 
+    async def member(self, conversation_id: str, user_id: str) -> dict[str, Any]:
+        """One person of a conversation as Teams knows them (``userPrincipalName``, ``email``…):
+        ``GET /v3/conversations/{id}/members/{userId}``. Raises ``ChatCallError``."""
+        account = await self._call(
+            "member",
+            conversation_id,
+            lambda: self.client.conversations.get_conversation_member(conversation_id, user_id),
+            retry_later=False,
+        )
+        return _account(account)
+
+    async def members(self, conversation_id: str) -> list[dict[str, Any]]:
+        """Everyone in a conversation (a channel: its team's members). Raises ``ChatCallError``."""
+        accounts = await self._call(
+            "members",
+            conversation_id,
+            lambda: self.client.conversations.get_conversation_members(conversation_id),
+            retry_later=False,
+        )
+        return [_account(a) for a in accounts]
+
     async def send_private(
         self, *, user_id: str, bot: dict[str, Any], tenant_id: str | None, activity: dict[str, Any]
     ) -> None:
@@ -223,3 +244,9 @@ class TeamsClient:
 
     async def close(self) -> None:
         await self.client.close()
+
+
+def _account(account: Any) -> dict[str, Any]:
+    """The SDK's ``ChannelAccount`` as the JSON Teams sent (its Teams fields are extras)."""
+    dumped = account.model_dump(by_alias=True, exclude_none=True) if hasattr(account, "model_dump") else {}
+    return dumped if isinstance(dumped, dict) else {}

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,6 +30,7 @@ from microsoft_agents.hosting.core.authorization import (
 )
 
 from bot import messages
+from bot.chat.audience import Asker, People
 from bot.chat.feedback import REASONS, Place
 from bot.chat.intake import Delivery, Intake, Message, Opener, Taken
 from bot.chat.memory import ThreadKey
@@ -40,6 +41,7 @@ from bot.teams.activities import ActivityError, TeamsMessage, parse_activity
 from bot.teams.cards import card_activity, text_activity, trace_card
 from bot.teams.connector import TeamsClient, TeamsConnector
 from bot.teams.markup import neutralize
+from bot.teams.people import TeamsDirectory
 from bot.teams.thread import TeamsThread
 from graph import Question
 
@@ -72,6 +74,7 @@ class TeamsSurface:
     auth: AgentAuthConfiguration | None  # None: local mode, unauthenticated activities
     status_interval: float = 1.0
     validator: JwtTokenValidator | None = None  # the SDK's, for ``auth``, unless one is given
+    people: People = field(default_factory=People)  # who asks, who is in a channel (``bot.chat.audience``)
 
     @property
     def local(self) -> bool:
@@ -151,6 +154,7 @@ class TeamsSurface:
             # each suggested question once per reply chain, whoever clicks it
             once=f"teams:suggest:{parsed.conversation_id}:{suggested}" if suggested else None,
             fresh=parsed.fresh,
+            asker=self._asker(parsed, claims),
         )
         taken = await self.intake.take(message, self._opener(parsed, claims), neutralize=neutralize)
         if taken.outcome == "shutting_down":
@@ -159,6 +163,21 @@ class TeamsSurface:
         if reply is not None and not self.intake.later(self._run(parsed, claims, reply), name="confer-teams"):
             return web.json_response({"error": "shutting down"}, status=503)
         return web.Response(status=202)
+
+    def _asker(self, message: TeamsMessage, claims: ClaimsIdentity) -> Asker:
+        """Who asked: the answer is for them alone in a personal chat, else for everyone in the
+        channel or group chat, each named by the roster (``bot.chat.audience``)."""
+
+        async def open_client() -> TeamsClient | None:
+            return await self._open(message, claims)
+
+        return Asker(
+            user=message.user_id,
+            place=message.place,
+            private=message.conversation_type == "personal",
+            people=self.people,
+            directory=TeamsDirectory(open=open_client, conversation=message.place),
+        )
 
     def _reply_to(self, message: TeamsMessage, taken: Taken) -> Job | None:
         """What to tell about a message that was not queued (nothing for a redelivery)."""
@@ -182,8 +201,15 @@ class TeamsSurface:
             try:
                 thread = TeamsThread(client=client, message=message, config=self.intake.service.config)
                 tell = self._private(message, text_activity(messages.NOT_POSTED))
+
+                async def privately(text: str) -> None:
+                    await self._private(message, text_activity(text))(client)
+
                 yield Delivery(
-                    thread, status_interval=self.status_interval, on_undelivered=lambda: tell(client)
+                    thread,
+                    status_interval=self.status_interval,
+                    on_undelivered=lambda: tell(client),
+                    privately=privately,
                 )
             finally:
                 await client.close()

@@ -4,7 +4,11 @@ Records every activity sent, replied and updated; can be told to answer 429 (wit
 412, 502, 504 or an error Teams documents (403 ``BotNotInConversationRoster``…) for a method, once,
 a number of times or throughout, in every conversation or one; to drop the connection before or
 after applying a call, or to answer late after applying it; and builds the incoming activities
-Teams would post to a bot. Status codes as Teams documents them for the bot APIs:
+Teams would post to a bot. A conversation's members (``roster``) are answered as Teams answers a bot's
+``GET /v3/conversations/{id}/members`` and ``…/members/{memberId}``, with each person's Entra user
+principal name and email:
+https://learn.microsoft.com/en-us/microsoftteams/platform/bots/how-to/get-teams-context#fetch-the-roster-or-user-profile
+Status codes as Teams documents them for the bot APIs:
 https://learn.microsoft.com/en-us/microsoftteams/platform/bots/build-conversational-capability#status-codes-from-bot-conversational-apis
 (429, 412, 502 and 504 are to be retried, after ``Retry-After`` where given:
 https://learn.microsoft.com/en-us/microsoftteams/platform/bots/how-to/rate-limit).
@@ -108,6 +112,9 @@ class FakeBotConnector:
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _runner: web.AppRunner | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    # conversation id (without ;messageid=) -> user id -> (user principal name, email)
+    roster: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    lookups: list[str] = field(default_factory=list)  # every roster request's path
 
     def script(
         self,
@@ -146,6 +153,8 @@ class FakeBotConnector:
         app.router.add_post("/v3/conversations/{cid}/activities", self._send)
         app.router.add_post("/v3/conversations/{cid}/activities/{aid}", self._reply)
         app.router.add_put("/v3/conversations/{cid}/activities/{aid}", self._update)
+        app.router.add_get("/v3/conversations/{cid}/members", self._members)
+        app.router.add_get("/v3/conversations/{cid}/members/{mid}", self._member)
         self._runner, port = await serve_locally(app)
         self.url = f"http://127.0.0.1:{port}/"
         return self
@@ -215,6 +224,38 @@ class FakeBotConnector:
     async def _update(self, request: web.Request) -> web.Response:
         return await self._record("update", request, request.match_info["cid"], request.match_info["aid"])
 
+    def _account(self, user_id: str, upn: str, email: str) -> dict[str, Any]:
+        """A TeamsChannelAccount as the roster APIs answer it."""
+        name = upn.split("@")[0].title()
+        return {
+            "id": user_id,
+            "name": name,
+            "aadObjectId": f"aad-{user_id}",
+            "givenName": name,
+            "surname": "",
+            "email": email,
+            "userPrincipalName": upn,
+            "tenantId": TENANT_ID,
+            "userRole": "user",
+        }
+
+    async def _members(self, request: web.Request) -> web.Response:
+        self.lookups.append(request.path)
+        people = self.roster.get(request.match_info["cid"].split(";", 1)[0])
+        if people is None:
+            error = {"code": "ConversationNotFound", "message": "Conversation not found."}
+            return web.json_response({"error": error}, status=404)
+        return web.json_response([self._account(uid, *names) for uid, names in people.items()])
+
+    async def _member(self, request: web.Request) -> web.Response:
+        self.lookups.append(request.path)
+        people = self.roster.get(request.match_info["cid"].split(";", 1)[0], {})
+        found = people.get(request.match_info["mid"])
+        if found is None:
+            error = {"code": "MemberNotFoundInConversation", "message": "The member was not found."}
+            return web.json_response({"error": error}, status=404)
+        return web.json_response(self._account(request.match_info["mid"], *found))
+
     def ok(self, method: Method | None = None) -> list[ConnectorCall]:
         return [c for c in self.calls if c.status == 200 and (method is None or c.method == method)]
 
@@ -239,6 +280,7 @@ class FakeBotConnector:
         conversation_type: str = "channel",
         mention: bool = True,
         value: dict[str, Any] | None = None,
+        user_id: str = USER_ID,
     ) -> dict[str, Any]:
         """An incoming message as Teams posts it: the mention in the text and as an entity."""
         entities = []
@@ -253,7 +295,7 @@ class FakeBotConnector:
             "timestamp": "2026-11-23T08:00:00.000Z",
             "serviceUrl": self.url,
             "channelId": "msteams",
-            "from": {"id": USER_ID, "name": "Ada", "aadObjectId": "00000000-0000-0000-0000-000000000001"},
+            "from": {"id": user_id, "name": "Ada", "aadObjectId": "00000000-0000-0000-0000-000000000001"},
             "conversation": {
                 "id": conversation_id,
                 "conversationType": conversation_type,
