@@ -2,9 +2,9 @@
 
 A Confluence page restricted to the HR group and a SharePoint file readable by the HR group are
 indexed through the connectors (tests/integration/handbook.py: ``confer index`` against the fake
-Confluence and Graph), into the
-embedded index or the fake Elasticsearch cluster. Then, through the real server and the fake Slack
-API (``users.info`` names people by email, ``conversations.members`` lists channels):
+Confluence and Graph), into the embedded index or the fake Elasticsearch cluster. Then, through
+the real server and the fake Slack API (``users.info`` names people by email,
+``conversations.members`` lists channels):
 
 - someone outside the group never gets those passages: not in the answer, its sources, the
   "How I found this" trace, nor the suggested follow-ups; nor does someone Slack cannot name;
