@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from graph.answer.compose import DUPLICATE, as_claims, judge_evidence, judgement_of
+from graph.answer.compose import DUPLICATE, as_claims, concise, judge_evidence, judgement_of
 from graph.answer.compose import closest as closest_sentences
 from graph.answer.extractive import jaccard
 from graph.answer.judge import Judges
@@ -221,6 +221,9 @@ class Selection:
     candidates: list[tuple[Claim, str]] = field(default_factory=list)
     """The best claims whether or not they cover the question (word coverage cannot judge a
     question in another language than its passages)."""
+    links: frozenset[str] = frozenset()
+    """Passages the claims need whatever their closeness to the whole question: a second hop's
+    (a follow-up round's, or one a kept sentence led to) and a comparison side's."""
 
 
 def passage_claims(finding: Finding, best: Sequence[Passage], drafted: set[str]) -> list[Claim]:
@@ -444,6 +447,8 @@ def choose_claims(
     linked = merged[:PASSAGES_READ] if plan.kind != "comparative" else ()
     chosen = {c.text for c, _ in kept}  # before the second hops join them
     _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
+    added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
+    links = frozenset(hops | added | required)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merged, comparison=plan.kind == "comparative")
     if plan.kind != "comparative":
@@ -477,12 +482,11 @@ def choose_claims(
         # meaning from the whole question: its sentences are cut only when the documents write
         # none of its names (a chain through a name no passage writes is none the words follow).
         if closeness is not None and all(focus.written_otherwise(e) for e in focus.entities):
-            added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
-            kept = _documents_that_belong(
-                kept, kept_passages, closeness, merged, keep=hops | added | required
-            )
+            kept = _documents_that_belong(kept, kept_passages, closeness, merged, keep=links)
         kept = _with_continuation(kept, merged, limits.answer_sentences)
-        return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
+        return Selection(
+            claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits), links=links
+        )
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else _closest(focus, closeness, merged)
     return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
 
@@ -885,7 +889,11 @@ def synthesize_extractive(
     )
     judgement = judgement_of(judged, model)
     if selection.coverage.found:
-        answer, _ = build_answer(plan, findings, selection.claims)
+        claims = selection.claims
+        # (Only with meanings read: without them the judge reads words alone, and is too weak to cut.)
+        if plan.kind != "comparative" and judged_closeness is not None:
+            claims = concise(claims, judged, judgement, links=selection.links)
+        answer, _ = build_answer(plan, findings, claims)
         return answer.model_copy(update={"judgement": judgement.model_copy(update={"outcome": "answers"})})
     if selection.coverage.missing_entities or selection.coverage.missing_terms:
         logger.debug(
