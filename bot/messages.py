@@ -377,6 +377,14 @@ TRACE_DROP_REASONS = {
     "quantifier": "it says more or less than its source (all, some, never)",
     "comparative": "a comparison its source does not make",
     "judge": "the verifying model found no support for it",
+    # why an extractive answer passed a candidate sentence over
+    "duplicate": "it says what a kept sentence says (its source is cited there)",
+    "floor": "it ranks far below the best sentence",
+    "enough": "the answer had its sentences",
+    "far_collection": "its collection's passages rank far below the best",
+    "unrelated": "nothing of its collection is related to the question by meaning",
+    "far_document": "its document is far in meaning from the question",
+    "not_covered": "the sentences found do not answer the whole question",
 }
 
 
