@@ -354,6 +354,7 @@ TRACE_TITLE = "How I found this answer"
 TRACE_GONE = "That answer's trace is no longer kept (traces are kept for {days} days)."
 TRACE_NOT_KEPT = "The trace of that answer could not be read right now, sorry."
 TRACE_NOT_FOUND = "No trace is kept under that id (it may have expired)."
+TRACE_ASKER_ONLY = "Only the person who asked this question can open how its answer was found."
 TRACE_CHOICES = {
     "requested": "named with in:",
     "channel_default": "this channel's default",
