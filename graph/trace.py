@@ -160,6 +160,20 @@ class AnswerTrace(_Frozen):
     trace_id: str = ""  # the OpenTelemetry trace id, when spans are exported
     allowed: tuple[str, ...] = ()  # the collections the asker's place could search
 
+    def _named(self) -> set[str]:
+        """Every collection the trace names anywhere."""
+        named = {c.name for c in self.plan.collections} | {name for name, _ in self.plan.scores}
+        named |= {b.collection for r in self.rounds for b in r.branches}
+        named |= {h.collection for r in self.rounds for b in r.branches for h in b.hits}
+        named |= {lead.collection for r in self.rounds for lead in r.leads}
+        named |= set(self.allowed)
+        if self.decision is not None:
+            named |= {k.collection for k in self.decision.kept}
+            named |= {c for d in self.decision.dropped for c in d.collections}
+            if any(d.text and not d.collections for d in self.decision.dropped):
+                named.add("")  # a sentence no place can be checked against: never kept as it is
+        return named
+
     @property
     def collections(self) -> tuple[str, ...]:
         """Every collection a branch searched, in the order first searched."""
@@ -169,6 +183,8 @@ class AnswerTrace(_Frozen):
         """This trace with nothing from a collection outside ``allowed``: its branches, hits,
         leads, routing scores and sentences are left out (model calls name no collection)."""
         keep = set(allowed)
+        if keep.issuperset(self._named()):
+            return self  # nothing to leave out: no copy (every researched answer is kept within)
         plan = self.plan.model_copy(
             update={
                 "collections": tuple(c for c in self.plan.collections if c.name in keep),

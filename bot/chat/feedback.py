@@ -266,13 +266,12 @@ class FeedbackStore:
         self, question_id: str, trace: AnswerTrace, *, asker: str = "", created: float | None = None
     ) -> None:
         """Keep an answer's trace under its question id (replaces a trace with that id), with who
-        asked (``asker_id``)."""
-        await self._call(
-            self._db.execute("DELETE FROM confer_feedback_traces WHERE question_id = ?", (question_id,))
-        )
+        asked (``asker_id``): one statement, one commit (every chat answer pays for it)."""
         await self._call(
             self._db.execute(
-                "INSERT INTO confer_feedback_traces (question_id, trace, created, asker) VALUES (?, ?, ?, ?)",
+                "INSERT INTO confer_feedback_traces (question_id, trace, created, asker) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (question_id) DO UPDATE SET trace = excluded.trace, created = excluded.created, "
+                "asker = excluded.asker",
                 (question_id, trace.model_dump_json(), created or time.time(), asker),
             )
         )
@@ -547,6 +546,11 @@ async def build_feedback_store(
         database, backend=database.backend, ttl_days=ttl_days, owns=not shared, trace_days=trace_days
     )
     try:
+        if database.backend == "sqlite":
+            # Every chat answer writes its record and trace here: in WAL mode, NORMAL commits
+            # without waiting for the disk each time (a power loss may lose the last answers'
+            # records, never corrupt the file); FULL cost each answer an fsync.
+            await store._call(database.execute("PRAGMA synchronous=NORMAL"))
         for statement in _SCHEMA:
             await store._call(database.execute(statement))
         await store._call(_add_asker(database))

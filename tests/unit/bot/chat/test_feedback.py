@@ -230,6 +230,11 @@ async def test_a_trace_opens_only_for_the_person_who_asked(open_store: OpenStore
     assert "U1" not in kept.asker  # kept as a hash, naming no one
     assert kept.asked_by(question_id, "slack", "U1")
     assert not kept.asked_by(question_id, "slack", "U2") and not kept.asked_by(question_id, "teams", "U1")
+    # Kept again under the same id (a retried answer): replaced, its asker too.
+    await (await open_store()).keep_trace(question_id, _trace(), asker=asker_id(question_id, "slack", "U2"))
+    again = await (await open_store()).kept_trace(question_id)
+    assert again is not None and again.asked_by(question_id, "slack", "U2")
+    assert not again.asked_by(question_id, "slack", "U1")
     nobody = await (await open_store()).kept_trace(unknown)  # asked by someone not known: no one opens it
     assert (
         nobody is not None
