@@ -11,7 +11,7 @@ from graph.answer.streaming import SentenceVerifier
 from graph.answer.synthesis import build_answer, synthesize_extractive
 from graph.context import ResearchLimits
 from graph.llm.port import SchemaT
-from graph.models import Answer, Claim, Question
+from graph.models import Answer, Claim, Plan, Question, ResearchTask
 from graph.trace import (
     MAX_PASSED,
     MAX_SENTENCE_CHARS,
@@ -173,3 +173,35 @@ def test_the_trace_lists_the_models_dropped_sentences_then_the_passed_over() -> 
     ]
     narrow = trace.within(("sec",)).decision
     assert narrow is not None and [d.reason for d in narrow.dropped] == ["floor"]
+
+
+def test_when_nothing_answers_the_sentences_that_did_not_cover_the_question_are_listed() -> None:
+    question = (
+        "How many vacation days do interns get at the Lisbon office under the Kestrel relocation program?"
+    )
+    plan = Plan(
+        kind="factual",
+        routing="automatic",
+        tasks=(ResearchTask(collection="people", queries=("q",), question=question),),
+    )
+    passage = _p(
+        "p1",
+        "people",
+        "Interns get vacation days every month. Vacation days for interns are approved by managers. "
+        "Relocation is handled by HR.",
+        5.0,
+    )
+    answer = synthesize_extractive(plan, [_finding("people", [passage], [])], ResearchLimits())
+    assert not answer.found and not answer.closest
+    assert answer.passed_over == (
+        DroppedSentence(
+            reason="not_covered", text="Interns get vacation days every month.", collections=("people",)
+        ),
+        DroppedSentence(
+            reason="not_covered",
+            text="Vacation days for interns are approved by managers.",
+            collections=("people",),
+        ),
+    )
+    decision = decided(answer).decision
+    assert decision is not None and decision.outcome == "nothing" and decision.dropped == answer.passed_over
