@@ -42,6 +42,7 @@ from graph.models import (
     Plan,
 )
 from graph.research.reflect import is_about
+from graph.trace import passed_over
 from graph.verify.citations import best_quote, is_supported
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.names import mentions
@@ -224,6 +225,8 @@ class Selection:
     links: frozenset[str] = frozenset()
     """Passages the claims need whatever their closeness to the whole question: a second hop's
     (a follow-up round's, or one a kept sentence led to) and a comparison side's."""
+    passed: list[tuple[Claim, str, str]] = field(default_factory=list)
+    """The ranked claims left out, each with the rule that left it out (for the trace)."""
 
 
 def passage_claims(finding: Finding, best: Sequence[Passage], drafted: set[str]) -> list[Claim]:
@@ -393,6 +396,7 @@ def choose_claims(
     best_passage = merged[0].score if merged and is_hybrid(merged) and plan.kind != "comparative" else 0.0
     unrelated = closeness.unrelated_collections(merged) if closeness is not None else set()
     hops = {p.id for f in findings if f.round > 1 and f.entity for p in f.passages if is_about(p, f.entity)}
+    passed: list[tuple[Claim, str, str]] = []  # each claim left out, and the rule (for the trace)
     for score, claim, collection, passage in _by_novelty(focus, ranked, covered, limits.answer_sentences):
         if (
             best_passage
@@ -400,6 +404,7 @@ def choose_claims(
             and all(c != collection for _, c in kept)
             and collection not in must_collections
         ):
+            passed.append((claim, collection, "far_collection"))
             continue
         # Read by meaning, a collection earns a section only with a sentence related to the
         # question: none of its best passages' sentences is (``unrelated``), or this one, the
@@ -419,6 +424,7 @@ def choose_claims(
                 )
             )
         ):
+            passed.append((claim, collection, "unrelated"))
             continue
         own = stems(claim.text)
         duplicate = next((i for i, other in enumerate(kept_stems) if jaccard(own, other) >= DUPLICATE), None)
@@ -428,6 +434,7 @@ def choose_claims(
                 kept[duplicate][0].model_copy(update={"passage_ids": merged_ids}),
                 kept[duplicate][1],
             )
+            passed.append((claim, collection, "duplicate"))
             continue
         present = focus.stems(claim.text) | focus.stems(passage.title)  # no word spans the join
         side = next((w for w in must_sides if _about_side(w, present)), None)
@@ -435,6 +442,7 @@ def choose_claims(
             collection in must_collections and all(c != collection for _, c in kept)
         )
         if not needed and (score < floor or len(kept) >= limits.answer_sentences):
+            passed.append((claim, collection, "floor" if score < floor else "enough"))
             continue
         if side is not None:
             must_sides.remove(side)
@@ -471,24 +479,48 @@ def choose_claims(
             # is close in meaning to the whole question.
             answering = _answering(focus, closeness, merged, limits.answer_sentences)
             if answering:
+                claims = _with_continuation(answering, merged, limits.answer_sentences)
                 return Selection(
-                    claims=_with_continuation(answering, merged, limits.answer_sentences),
+                    claims=claims,
                     coverage=replace(coverage, found=True),
                     closest=[],
                     candidates=_best(ranked, limits),
+                    passed=_left_out([(c, n, "not_covered") for c, n in kept] + passed, claims),
                 )
     if coverage.found:
         # A question that names something may be a chain, whose second document is far in
         # meaning from the whole question: its sentences are cut only when the documents write
         # none of its names (a chain through a name no passage writes is none the words follow).
         if closeness is not None and all(focus.written_otherwise(e) for e in focus.entities):
-            kept = _documents_that_belong(kept, kept_passages, closeness, merged, keep=links)
+            belong = _documents_that_belong(kept, kept_passages, closeness, merged, keep=links)
+            passed[:0] = [(c, n, "far_document") for c, n in kept if (c, n) not in belong]
+            kept = belong
         kept = _with_continuation(kept, merged, limits.answer_sentences)
         return Selection(
-            claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits), links=links
+            claims=kept,
+            coverage=coverage,
+            closest=[],
+            candidates=_best(ranked, limits),
+            passed=_left_out(passed, kept),
+            links=links,
         )
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else _closest(focus, closeness, merged)
-    return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
+    return Selection(
+        claims=[],
+        coverage=coverage,
+        closest=closest,
+        candidates=_best(ranked, limits),
+        passed=_left_out([(c, n, "not_covered") for c, n in kept] + passed, closest),
+    )
+
+
+def _left_out(
+    passed: Sequence[tuple[Claim, str, str]], used: Sequence[tuple[Claim, str]]
+) -> list[tuple[Claim, str, str]]:
+    """The claims passed over that the answer does not say after all (a second hop or a
+    continuation may be one of them)."""
+    said = {claim.text for claim, _ in used}
+    return [item for item in passed if item[0].text not in said]
 
 
 def _with_continuation(
@@ -825,12 +857,12 @@ def build_answer(
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     runs: list[tuple[str, list[AnswerSentence]]] = []
-    dropped = 0
+    unsupported: list[tuple[Claim, str, str]] = []
     order = {c: rank for rank, c in enumerate(dict.fromkeys(c for _, c in claims))}
     for claim, collection in sorted(claims, key=lambda item: order[item[1]]):  # stable
         cited = [retrieved[pid] for pid in claim.passage_ids if pid in retrieved]
         if not cited or not is_supported(claim.text, (p.text for p in cited)):
-            dropped += 1
+            unsupported.append((claim, collection, "unsupported"))
             continue
         refs = []
         for passage in cited:
@@ -845,6 +877,7 @@ def build_answer(
             runs[-1][1].append(sentence)
         else:
             runs.append((collection, [sentence]))
+    dropped = len(unsupported)
     if dropped:
         logger.info("dropped %d unsupported sentences", dropped)
     answer = Answer(
@@ -856,6 +889,7 @@ def build_answer(
         retrieved=merge_passages(findings),
         dropped=dropped + sum(f.dropped for f in findings),
         drop_reasons=tuple(r for f in findings for r in f.drop_reasons),
+        passed_over=passed_over(unsupported),
     )
     return answer, dropped
 
@@ -893,8 +927,15 @@ def synthesize_extractive(
         # (Only with meanings read: without them the judge reads words alone, and is too weak to cut.)
         if plan.kind != "comparative" and judged_closeness is not None:
             claims = concise(claims, judged, judgement, links=selection.links)
+        said = {c.text for c, _ in claims}
+        padding = [(c, n, "not_answering") for c, n in selection.claims if c.text not in said]
         answer, _ = build_answer(plan, findings, claims)
-        return answer.model_copy(update={"judgement": judgement.model_copy(update={"outcome": "answers"})})
+        return answer.model_copy(
+            update={
+                "judgement": judgement.model_copy(update={"outcome": "answers"}),
+                "passed_over": passed_over([*padding, *selection.passed], first=answer.passed_over),
+            }
+        )
     if selection.coverage.missing_entities or selection.coverage.missing_terms:
         logger.debug(
             "not covered",
@@ -917,6 +958,9 @@ def synthesize_extractive(
             "closest": closest,
             "other_language": language if language not in languages else "",
             "judgement": judgement.model_copy(update={"outcome": "closest" if closest else "nothing"}),
+            "passed_over": passed_over(
+                selection.passed, first=answer.passed_over, used={s.text for s in closest}
+            ),
         }
     )
 
