@@ -616,3 +616,8 @@ async def test_an_answer_is_the_sentences_that_answer_with_one_of_context_in_doc
         "A hotel costs up to 180 euros per night, or 250 euros per night in expensive cities.",
         "The portal lists which cities count as expensive.",
     ]
+    # What was cut is in the trace, with why.
+    padding = {d.text: d.reason for d in answer.passed_over}
+    assert (
+        padding["Hotel bookings for business trips are reviewed by finance every month."] == "not_answering"
+    )
