@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -39,8 +40,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     report["llm_hosted"] = await measure_llm_mode()
     print("answer cache: sample questions researched, then from the cache …", flush=True)
     report["answer_cache"] = await answer_cache.measure_answer_cache()
-    print("OpenTelemetry: CPU per question, export off then on …", flush=True)
-    report["tracing"] = await tracing.measure_tracing()
+    print("tracing: CPU per question, off, stored trace, OTLP export …", flush=True)
+    report["tracing"] = {"cpu": await tracing.measure_tracing()}
+    if shutil.which("valgrind"):
+        print("tracing: the same counted in instructions under callgrind (about 5 minutes) …", flush=True)
+        report["tracing"]["instructions"] = await tracing.measure_instructions()
     print("start-up: confer --help, collections, ask, serve …", flush=True)
     report["startup"] = await measure_startup(args.runs)
     sizes = [size for size in SEARCH_SIZES if size <= args.max_passages]

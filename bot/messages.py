@@ -354,6 +354,7 @@ TRACE_TITLE = "How I found this answer"
 TRACE_GONE = "That answer's trace is no longer kept (traces are kept for {days} days)."
 TRACE_NOT_KEPT = "The trace of that answer could not be read right now, sorry."
 TRACE_NOT_FOUND = "No trace is kept under that id (it may have expired)."
+TRACE_ASKER_ONLY = "Only the person who asked this question can open how its answer was found."
 TRACE_CHOICES = {
     "requested": "named with in:",
     "channel_default": "this channel's default",
@@ -377,6 +378,15 @@ TRACE_DROP_REASONS = {
     "quantifier": "it says more or less than its source (all, some, never)",
     "comparative": "a comparison its source does not make",
     "judge": "the verifying model found no support for it",
+    # why an extractive answer passed a candidate sentence over
+    "duplicate": "it says what a kept sentence says (its source is cited there)",
+    "floor": "it ranks far below the best sentence",
+    "enough": "the answer had its sentences",
+    "far_collection": "its collection's passages rank far below the best",
+    "unrelated": "nothing of its collection is related to the question by meaning",
+    "far_document": "its document is far in meaning from the question",
+    "not_covered": "the sentences found do not answer the whole question",
+    "not_answering": "the answer judge finds it unrelated to what was asked (padding)",
 }
 
 

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from graph.trace import AnswerDecision, AnswerTrace
+from graph.trace import AnswerDecision, AnswerTrace, DroppedSentence
 from retrieval.audience import Audience
 from retrieval.passages import Passage
 
@@ -186,6 +186,9 @@ class Answer(_Frozen):
     other_language: str = ""
     rounds: tuple[ResearchRound, ...] = ()
     drop_reasons: tuple[str, ...] = ()  # one bounded reason per dropped sentence whose reason is known
+    # The candidate sentences an extractive answer passed over, each with the rule that left it out
+    # (``graph.answer.synthesis``; at most ``graph.trace.MAX_PASSED``), for the trace.
+    passed_over: tuple[DroppedSentence, ...] = ()
     # A yes/no comparison's verdict, when the cited sentences of both sides decide it: the first
     # section is then Confer's derived verdict sentence (``graph.answer.verdict``), not a quote.
     verdict: bool | None = None

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send, StreamWriter
 
 from graph.answer.drafting import draft_with_llm
+from graph.answer.evidence import merge_passages, outcomes_of, question_of, spelled_as_found
 from graph.answer.extractive import draft_claims
 from graph.answer.meaning import (
     Closeness,
@@ -19,15 +20,9 @@ from graph.answer.meaning import (
     sentence_closeness,
     term_aliases,
 )
-from graph.answer.synthesis import (
-    merge_passages,
-    outcomes_of,
-    question_of,
-    spelled_as_found,
-    synthesize_extractive,
-    synthesize_with_llm,
-)
+from graph.answer.synthesis import synthesize_extractive
 from graph.answer.verdict import with_verdict
+from graph.answer.written import synthesize_with_llm
 from graph.context import GraphContext
 from graph.events import BranchFinished, BranchStarted, FollowUp, LLMFallback, PlanReady, SentenceVerified
 from graph.llm.port import ChatModel, LLMError

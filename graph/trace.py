@@ -30,10 +30,13 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from graph.models import Answer, Finding, Plan, Question, ResearchRound, ResearchTask
+    from graph.models import Answer, Claim, Finding, Plan, Question, ResearchRound, ResearchTask
 
 HITS_PER_BRANCH = 5  # the top hits of a branch a trace keeps
-MAX_SENTENCE_CHARS = 400  # a kept or dropped sentence, as the trace keeps it
+MAX_SENTENCE_CHARS = 400  # a kept or dropped sentence, as the trace keeps it (longer ones cut, "…")
+# The candidate sentences an extractive answer passed over that a trace lists: the best ranked,
+# after those it chose and then let go (the rest of a long ranking says nothing more).
+MAX_PASSED = 8
 
 Outcome = Literal["found", "closest", "nothing"]
 # Why a collection was searched: named with ``in:``, the channel's default, its routing score, the
@@ -123,12 +126,15 @@ class KeptSentence(_Frozen):
 
 
 class DroppedSentence(_Frozen):
-    """A sentence the answer step did not keep, and why (the guard or verdict that dropped it).
-    ``text`` is empty where only the reason is known."""
+    """A sentence the answer step did not keep, and why: the guard or verdict that dropped a
+    model's sentence (``number``, ``judge``, …), or the rule that left a candidate sentence out of
+    an extractive answer (``duplicate``, ``floor``, …). ``collections``: those of the passages it
+    was drawn from or checked against; a place that may not search every one of them is not shown
+    it. ``text`` is empty where only the reason is known, and then only."""
 
     reason: str
     text: str = ""
-    collection: str = ""
+    collections: tuple[str, ...] = ()
 
 
 class AnswerDecision(_Frozen):
@@ -154,6 +160,20 @@ class AnswerTrace(_Frozen):
     trace_id: str = ""  # the OpenTelemetry trace id, when spans are exported
     allowed: tuple[str, ...] = ()  # the collections the asker's place could search
 
+    def _named(self) -> set[str]:
+        """Every collection the trace names anywhere."""
+        named = {c.name for c in self.plan.collections} | {name for name, _ in self.plan.scores}
+        named |= {b.collection for r in self.rounds for b in r.branches}
+        named |= {h.collection for r in self.rounds for b in r.branches for h in b.hits}
+        named |= {lead.collection for r in self.rounds for lead in r.leads}
+        named |= set(self.allowed)
+        if self.decision is not None:
+            named |= {k.collection for k in self.decision.kept}
+            named |= {c for d in self.decision.dropped for c in d.collections}
+            if any(d.text and not d.collections for d in self.decision.dropped):
+                named.add("")  # a sentence no place can be checked against: never kept as it is
+        return named
+
     @property
     def collections(self) -> tuple[str, ...]:
         """Every collection a branch searched, in the order first searched."""
@@ -163,6 +183,8 @@ class AnswerTrace(_Frozen):
         """This trace with nothing from a collection outside ``allowed``: its branches, hits,
         leads, routing scores and sentences are left out (model calls name no collection)."""
         keep = set(allowed)
+        if keep.issuperset(self._named()):
+            return self  # nothing to leave out: no copy (every researched answer is kept within)
         plan = self.plan.model_copy(
             update={
                 "collections": tuple(c for c in self.plan.collections if c.name in keep),
@@ -187,7 +209,11 @@ class AnswerTrace(_Frozen):
             decision = decision.model_copy(
                 update={
                     "kept": tuple(k for k in decision.kept if k.collection in keep),
-                    "dropped": tuple(d for d in decision.dropped if not d.collection or d.collection in keep),
+                    "dropped": tuple(
+                        d
+                        for d in decision.dropped
+                        if keep.issuperset(d.collections) and (d.collections or not d.text)
+                    ),
                 }
             )
         return self.model_copy(
@@ -211,6 +237,7 @@ class TraceRecorder:
     branches: list[tuple[int, TraceBranch]] = field(default_factory=list)  # (order noted, branch)
     leads: dict[int, list[TraceLead]] = field(default_factory=dict)
     model_calls: list[ModelCall] = field(default_factory=list)
+    dropped: list[DroppedSentence] = field(default_factory=list)  # the model's, dropped by verification
 
     def plan(self, plan: "Plan", scores: dict[str, float], ratio: float) -> None:
         """The rule-based plan and the routing probe's scores (empty when no probe ran): with
@@ -279,6 +306,9 @@ class TraceRecorder:
     def model_call(self, call: ModelCall) -> None:
         self.model_calls.append(call)
 
+    def drop(self, sentence: DroppedSentence) -> None:
+        self.dropped.append(sentence)
+
 
 _RECORDER: ContextVar[TraceRecorder | None] = ContextVar("confer_trace_recorder", default=None)
 
@@ -332,6 +362,50 @@ def note_model_call(
         )
 
 
+def cut(text: str) -> str:
+    """A sentence as a trace keeps it: at most ``MAX_SENTENCE_CHARS``, a cut one ending in "…"."""
+    return text if len(text) <= MAX_SENTENCE_CHARS else text[: MAX_SENTENCE_CHARS - 1].rstrip() + "…"
+
+
+def dropped_sentence(text: str, reason: str, collections: Iterable[str]) -> DroppedSentence:
+    """A dropped sentence as the trace keeps it: its text cut, and none without the collections
+    it came from (a text no place can be checked against is never shown)."""
+    names = tuple(sorted(set(collections)))
+    return DroppedSentence(
+        reason=reason, text=cut(" ".join(text.split())) if names else "", collections=names
+    )
+
+
+def passed_over(
+    items: Iterable[tuple["Claim", str, str]],
+    *,
+    first: Sequence[DroppedSentence] = (),
+    used: Collection[str] = (),
+) -> tuple[DroppedSentence, ...]:
+    """The candidate sentences an extractive answer passed over, for its trace: ``first``, then
+    each of ``items`` (claim, its collection, the rule that left it out) whose text it does not
+    say (``used``) or list already, up to ``MAX_PASSED`` in all."""
+    kept = list(first)
+    seen = {d.text for d in kept} | {cut(" ".join(text.split())) for text in used}
+    for claim, collection, reason in items:
+        if len(kept) >= MAX_PASSED:
+            break
+        dropped = dropped_sentence(claim.text, reason, (collection,))
+        if dropped.text not in seen:
+            seen.add(dropped.text)
+            kept.append(dropped)
+    return tuple(kept)
+
+
+def note_dropped(text: str, reason: str, collections: Iterable[str]) -> None:
+    """Note a model's sentence that verification dropped, and why, in the question's trace
+    (nothing when no question is recording). ``collections``: of the passages it was checked
+    against, or, when it cites none, every passage the model was shown."""
+    recorder = _RECORDER.get()
+    if recorder is not None:
+        recorder.drop(dropped_sentence(text, reason, collections))
+
+
 _PURPOSES: dict[str, Purpose] = {
     "PlanOutput": "plan",
     "DraftOutput": "draft",
@@ -349,14 +423,16 @@ def purpose_of(schema_name: str) -> Purpose:
 
 def decided(answer: "Answer") -> "Answer":
     """The answer with its decision: the answer step's own when it set one, else derived from
-    the answer (its sentences kept, the reasons it dropped others), with the answer judge's outcome
-    and probability when it judged (``Answer.judgement``)."""
+    the answer (its sentences kept, the candidate sentences it passed over and why:
+    ``Answer.passed_over``), with the answer judge's outcome and probability when it judged
+    (``Answer.judgement``). The model's sentences that verification dropped are noted while the
+    graph runs (``note_dropped``) and join the decision in ``trace_of``."""
     if answer.decision is not None or answer.mode == "direct":
         return answer
     by_number = {c.n: c.passage for c in answer.citations}
     kept = tuple(
         KeptSentence(
-            text=s.text[:MAX_SENTENCE_CHARS],
+            text=cut(s.text),
             collection=section.collection or _collection_of(s.citations, by_number),
             passage_ids=tuple(by_number[n].id for n in s.citations if n in by_number),
         )
@@ -374,7 +450,7 @@ def decided(answer: "Answer") -> "Answer":
         outcome=outcome,
         probability=probability,
         kept=kept,
-        dropped=tuple(DroppedSentence(reason=r) for r in answer.drop_reasons),
+        dropped=answer.passed_over,
     )
     return answer.model_copy(update={"decision": decision})
 
@@ -426,12 +502,15 @@ def trace_of(
         )
         for n in numbers
     )
+    decision = answer.decision
+    if decision is not None and recorder.dropped:  # the model's dropped sentences, first
+        decision = decision.model_copy(update={"dropped": (*recorder.dropped, *decision.dropped)})
     trace = AnswerTrace(
         question=question.text,
         asked=question.asked if question.asked != question.text else "",
         plan=plan_trace,
         rounds=trace_rounds,
-        decision=answer.decision,
+        decision=decision,
         model_calls=tuple(recorder.model_calls),
         seconds=round(time.monotonic() - recorder.started, 4),
         allowed=question.allowed,

@@ -6,7 +6,8 @@ feedback buttons carry, so a click minutes or days later still knows what it rat
 after ``CONFER_THREAD_TTL_DAYS`` (like the thread memory); votes are kept, each with a copy of the
 answer it rates, its reason (👎: wrong, incomplete, out of date, other) and an optional comment.
 No user ids are kept. Each answer's trace ("How I found this": ``graph.trace``) is kept beside its
-record under the same question id, for ``CONFER_TRACE_RETENTION_DAYS``.
+record under the same question id, for ``CONFER_TRACE_RETENTION_DAYS``, with who asked as a hash
+(``asker_id``): only the person who asked opens it.
 
 Storage sits beside the thread memory, on the same store layer (``bot.chat.stores``): a SQLite file of its
 own in ``CONFER_DATA_DIR`` by default, PostgreSQL with ``DATABASE_URL`` (two small tables of
@@ -160,6 +161,23 @@ def vote_id(question_id: str, place: Place, voter: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+def asker_id(question_id: str, platform: str, user: str) -> str:
+    """Who asked the question ``question_id``, as its trace keeps it: a hash naming no one, the
+    same for that person's click on it (``""``: nobody known, whom no click matches)."""
+    if not user:
+        return ""
+    return hashlib.sha256("\0".join(("asker", question_id, platform, user)).encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class KeptTrace:
+    trace: AnswerTrace
+    asker: str  # ``asker_id`` of who asked ("" when not known)
+
+    def asked_by(self, question_id: str, platform: str, user: str) -> bool:
+        return bool(self.asker) and self.asker == asker_id(question_id, platform, user)
+
+
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS confer_feedback_answers (
         question_id TEXT PRIMARY KEY, platform TEXT NOT NULL, workspace TEXT NOT NULL,
@@ -174,7 +192,8 @@ _SCHEMA = (
         passage_ids TEXT NOT NULL, collections TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS confer_feedback_votes_at ON confer_feedback_votes (at)",
     """CREATE TABLE IF NOT EXISTS confer_feedback_traces (
-        question_id TEXT PRIMARY KEY, trace TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)""",
+        question_id TEXT PRIMARY KEY, trace TEXT NOT NULL, created DOUBLE PRECISION NOT NULL,
+        asker TEXT NOT NULL DEFAULT '')""",
     "CREATE INDEX IF NOT EXISTS confer_feedback_traces_created ON confer_feedback_traces (created)",
 )
 # One vote per person and answer: a second click replaces the first (a change of mind from 👍 to
@@ -243,27 +262,35 @@ class FeedbackStore:
             )
         )
 
-    async def keep_trace(self, question_id: str, trace: AnswerTrace, *, created: float | None = None) -> None:
-        """Keep an answer's trace under its question id (replaces a trace with that id)."""
-        await self._call(
-            self._db.execute("DELETE FROM confer_feedback_traces WHERE question_id = ?", (question_id,))
-        )
+    async def keep_trace(
+        self, question_id: str, trace: AnswerTrace, *, asker: str = "", created: float | None = None
+    ) -> None:
+        """Keep an answer's trace under its question id (replaces a trace with that id), with who
+        asked (``asker_id``): one statement, one commit (every chat answer pays for it)."""
         await self._call(
             self._db.execute(
-                "INSERT INTO confer_feedback_traces (question_id, trace, created) VALUES (?, ?, ?)",
-                (question_id, trace.model_dump_json(), created or time.time()),
+                "INSERT INTO confer_feedback_traces (question_id, trace, created, asker) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (question_id) DO UPDATE SET trace = excluded.trace, created = excluded.created, "
+                "asker = excluded.asker",
+                (question_id, trace.model_dump_json(), created or time.time(), asker),
             )
         )
 
-    async def trace(self, question_id: str) -> AnswerTrace | None:
-        """The trace kept under ``question_id``, or ``None`` once it expired (or was never kept)."""
+    async def kept_trace(self, question_id: str) -> KeptTrace | None:
+        """The trace kept under ``question_id`` and who asked, or ``None`` once it expired (or
+        was never kept)."""
         rows = await self._call(
             self._db.fetch(
-                "SELECT trace FROM confer_feedback_traces WHERE question_id = ? AND created >= ?",
+                "SELECT trace, asker FROM confer_feedback_traces WHERE question_id = ? AND created >= ?",
                 (question_id, self._trace_since()),
             )
         )
-        return AnswerTrace.model_validate_json(rows[0][0]) if rows else None
+        return KeptTrace(AnswerTrace.model_validate_json(rows[0][0]), str(rows[0][1])) if rows else None
+
+    async def trace(self, question_id: str) -> AnswerTrace | None:
+        """The trace kept under ``question_id``, or ``None`` once it expired (or was never kept)."""
+        kept = await self.kept_trace(question_id)
+        return kept.trace if kept is not None else None
 
     def _trace_since(self) -> float:
         return time.time() - self.trace_days * 86400
@@ -419,24 +446,24 @@ class FeedbackDesk:
     def trace_days(self) -> float:
         return self.store.trace_days if self.store is not None else 30.0
 
-    async def keep_trace(self, question_id: str, trace: AnswerTrace) -> bool:
-        """Whether the trace was kept."""
+    async def keep_trace(self, question_id: str, trace: AnswerTrace, *, asker: str = "") -> bool:
+        """Whether the trace was kept (``asker``: ``asker_id`` of who asked)."""
         if self.store is None:
             return False
         try:
-            await self.store.keep_trace(question_id, trace)
+            await self.store.keep_trace(question_id, trace, asker=asker)
         except FeedbackUnavailableError as exc:
             self._unavailable(exc)
             return False
         return True
 
-    async def trace(self, question_id: str) -> AnswerTrace | None:
-        """The kept trace; ``None`` when it is not kept. Raises ``FeedbackUnavailableError`` (the
-        caller says so, rather than that it expired)."""
+    async def trace(self, question_id: str) -> KeptTrace | None:
+        """The kept trace and who asked; ``None`` when it is not kept. Raises
+        ``FeedbackUnavailableError`` (the caller says so, rather than that it expired)."""
         if self.store is None:
             return None
         try:
-            return await self.store.trace(question_id)
+            return await self.store.kept_trace(question_id)
         except FeedbackUnavailableError as exc:
             self._unavailable(exc)
             raise
@@ -519,10 +546,29 @@ async def build_feedback_store(
         database, backend=database.backend, ttl_days=ttl_days, owns=not shared, trace_days=trace_days
     )
     try:
+        if database.backend == "sqlite":
+            # Every chat answer writes its record and trace here: in WAL mode, NORMAL commits
+            # without waiting for the disk each time (a power loss may lose the last answers'
+            # records, never corrupt the file); FULL cost each answer an fsync.
+            await store._call(database.execute("PRAGMA synchronous=NORMAL"))
         for statement in _SCHEMA:
             await store._call(database.execute(statement))
+        await store._call(_add_asker(database))
     except FeedbackUnavailableError as exc:
         await store.close()
         where = "DATABASE_URL" if database_url else "CONFER_DATA_DIR"
         raise FeedbackUnavailableError(f"{where}: cannot create the feedback tables ({exc})") from None
     return store
+
+
+async def _add_asker(database: Database) -> None:
+    """The traces table of a store made before traces kept who asked gets that column (a trace
+    kept without it opens for nobody)."""
+    if database.backend == "postgresql":
+        await database.execute(
+            "ALTER TABLE confer_feedback_traces ADD COLUMN IF NOT EXISTS asker TEXT NOT NULL DEFAULT ''"
+        )
+        return
+    columns = await database.fetch("PRAGMA table_info(confer_feedback_traces)")
+    if all(column[1] != "asker" for column in columns):
+        await database.execute("ALTER TABLE confer_feedback_traces ADD COLUMN asker TEXT NOT NULL DEFAULT ''")

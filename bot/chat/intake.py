@@ -79,6 +79,7 @@ class Message:
     shows_question: bool = False  # the status shows the question (a click nobody typed)
     history: ThreadHistory | None = None  # read when Confer has not answered in the thread
     fresh: bool = False  # researched anew, not answered from the cache ("Research again")
+    user: str = ""  # the platform's id of who asked: only they open the answer's trace
     # Who asked (``bot.chat.audience``): the answer is for them, or for everyone in the channel;
     # ``None``: someone Confer cannot name, who reads only what everyone may read.
     asker: Asker | None = None
@@ -236,20 +237,24 @@ class Intake:
         """Keep why a vote was down; whether it was kept."""
         return await self.desk.explain(vote_id, reason, comment)
 
-    async def trace(self, question_id: str, *, place: str) -> list[TraceLine] | str:
-        """ "How I found this" for the answer ``question_id``, as lines to show the person who asked
-        for it in ``place``: only what ``place`` may search now is in them (the place's policy may
-        have changed since, or the answer was asked elsewhere). A sentence from ``bot.messages``
-        when the trace is no longer kept or cannot be read."""
+    async def trace(self, question_id: str, *, place: str, platform: str, user: str) -> list[TraceLine] | str:
+        """ "How I found this" for the answer ``question_id``, clicked by ``user`` in ``place``: the
+        lines to show them privately when they asked the question, with only what ``place`` may
+        search now (the place's policy may have changed since, or the answer was asked elsewhere).
+        A sentence from ``bot.messages`` otherwise: only the asker opens it (anyone else is told
+        so, and sees nothing of it), or it is no longer kept or cannot be read."""
         try:
-            trace = await self.desk.trace(question_id)
+            kept = await self.desk.trace(question_id)
         except FeedbackUnavailableError:
             return messages.TRACE_NOT_KEPT
-        if trace is None:
+        if kept is None:
             return messages.TRACE_GONE.format(days=f"{self.desk.trace_days:g}")
+        if not kept.asked_by(question_id, platform, user):
+            logger.info("a trace was asked for by someone other than its asker")
+            return messages.TRACE_ASKER_ONLY
         config = self.service.config
         self.metrics.traces_shown.inc()
-        return trace_lines(shown_in(trace, allowed_collections(config, place)), config)
+        return trace_lines(shown_in(kept.trace, allowed_collections(config, place)), config)
 
     async def _answer(self, message: Message, question: Question, opener: Opener) -> None:
         """The question's life in its thread, kept in the thread's memory (the question as soon as
@@ -290,6 +295,7 @@ class Intake:
                 key=key,
                 feedback=self.feedback,
                 fresh=message.fresh or (prepared is not None and prepared.fresh),
+                asker=message.user,
             )
             if memory is not None:
                 await conversations.remember(thread, turn, answer)

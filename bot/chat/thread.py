@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from bot import messages
 from bot.chat import deadline
-from bot.chat.feedback import AnswerRecord, FeedbackDesk, new_question_id
+from bot.chat.feedback import AnswerRecord, FeedbackDesk, asker_id, new_question_id
 from bot.chat.memory import ThreadKey
 from bot.chat.progress import Phase, Row, StatusSink, StatusState, StatusWriter
 from bot.chat.render import AnswerFooter, plain_answer, takes_votes
@@ -178,11 +178,13 @@ async def answer_in_thread(
     key: ThreadKey | None = None,
     feedback: FeedbackDesk | None = None,
     fresh: bool = False,
+    asker: str = "",
 ) -> Answer | None:
     """Answer ``question`` in ``thread``; never raises except ``CancelledError``. When nothing at all
     reached the thread (neither the status nor the answer), ``on_undelivered`` tells the asker
     another way (Slack: an ephemeral message). Returns the answer once posted (for thread memory).
-    ``key`` names the thread; with ``feedback`` the answer's record is kept for votes on it. No
+    ``key`` names the thread; with ``feedback`` the answer's record is kept for votes on it, and
+    its trace for ``asker`` (the platform's id of who asked) to open. No
     retry waits past the question's time-out plus ``service.delivery_timeout``, counted from when
     the question leaves the queue (``bot.chat.deadline``)."""
     bound = service.question_timeout + service.delivery_timeout
@@ -208,7 +210,7 @@ async def answer_in_thread(
                 answer = await service.answer(
                     question, surface=surface, on_event=_progress(writer, thread), fresh=fresh
                 )
-            footer = await answer_footer(service, question, answer, key=key, feedback=feedback)
+            footer = await answer_footer(service, question, answer, key=key, feedback=feedback, asker=asker)
             if isinstance(thread, PlainAnswer) and thread.plain_answer:
                 suggesting = asyncio.create_task(_as_is(footer))
             else:
@@ -298,10 +300,12 @@ async def answer_footer(
     *,
     key: ThreadKey | None,
     feedback: FeedbackDesk | None,
+    asker: str = "",
 ) -> AnswerFooter:
     """What goes under the answer before its suggested follow-ups: a new question id; for an answer
     people can vote on ("not found" included), where votes can be kept, its record is kept under
-    that id before the buttons carrying it are posted, and its trace beside it ("How I found this")."""
+    that id before the buttons carrying it are posted, and its trace beside it ("How I found this"),
+    for ``asker`` (the platform's id of who asked) only."""
     question_id = new_question_id()  # also names the footer's blocks, unique per message
     await service.remember_posted(question_id, answer)  # a 👎 on it evicts its cached copy
     if feedback is None or key is None or not takes_votes(answer):
@@ -318,7 +322,9 @@ async def answer_footer(
             collections=tuple(o.name for o in answer.outcomes),
         )
     )
-    traced = answer.trace is not None and await feedback.keep_trace(question_id, answer.trace)
+    traced = answer.trace is not None and await feedback.keep_trace(
+        question_id, answer.trace, asker=asker_id(question_id, key.platform, asker)
+    )
     return AnswerFooter(question_id=question_id, traced=traced)
 
 

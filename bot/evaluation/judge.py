@@ -94,6 +94,7 @@ def _row(domain: str, question: EvalQuestion, answer: Answer, *, hidden: bool) -
     if judgement is None:  # a comparison, or a reply with no research
         return None
     sources = {p.id: p.source for p in answer.retrieved}
+    titles = {p.id: p.title for p in answer.retrieved}
     answerable = question.has_gold and not hidden
     short = [normalize_answer(a) for a in question.answers if 0 < len(a.split()) <= SHORT_ANSWER_WORDS]
     return {
@@ -106,6 +107,11 @@ def _row(domain: str, question: EvalQuestion, answer: Answer, *, hidden: bool) -
         "elsewhere": hidden
         and any(a and a in normalize_answer(s.text) for a in short for s in judgement.sentences),
         "features": [list(s.features) for s in judgement.sentences],
+        # what was read, so that a new signal can be tried on these runs without running them again
+        "asked": question.question,
+        "texts": [s.text for s in judgement.sentences],
+        "titles": [titles.get(s.passage_id, "") for s in judgement.sentences],
+        "found": answer.found,
         "labels": [
             label(question, s.text, s.passage_id, sources.get(s.passage_id, "")) if answerable else 0
             for s in judgement.sentences

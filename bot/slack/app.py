@@ -314,6 +314,7 @@ def build_slack_app(
             key=thread_key(mention.team, mention.channel, thread),
             delivery=mention.event_id or None,
             history=history,
+            user=mention.user,
             asker=responder.asker(mention.user, mention.channel),
         )
         opener = responder.opener(
@@ -347,6 +348,7 @@ def build_slack_app(
                 key=thread_key(message.team, message.channel, (thread or "dm") if dm else thread),
                 delivery=message.event_id or None,
                 followup_only=not dm,
+                user=message.user,
                 history=None
                 if dm
                 else SlackHistory(
@@ -386,6 +388,7 @@ def build_slack_app(
             key=None,  # slash commands cannot run in threads: the answer opens one
             delivery="command:" + command.trigger_id if command.trigger_id else None,
             commands=True,
+            user=command.user,
             asker=responder.asker(command.user, command.channel),
         )
         taken = await intake.take(message, _command_opener(responder, intake, command), neutralize=neutralize)
@@ -444,15 +447,16 @@ def build_slack_app(
 
     @app.action(TRACE_ACTION)
     async def on_trace(ack: AsyncAck, body: dict[str, Any]) -> None:
-        """ "How I found this": the answer's trace, shown only to the person who clicked
-        (chat.postEphemeral), with only what this channel may search."""
+        """ "How I found this": the answer's trace, shown privately (chat.postEphemeral) to the
+        person who asked, with only what this channel may search; anyone else who clicks is told,
+        privately, that only the asker can open it."""
         await ack()
         try:
             click = parse_block_action(body)
         except PayloadError:
             logger.warning("ignored a malformed trace click")
             return
-        shown = await intake.trace(click.value, place=click.channel)
+        shown = await intake.trace(click.value, place=click.channel, platform="slack", user=click.user)
         if isinstance(shown, str):
             await responder.ephemeral(click.channel, click.user, shown, click.thread_ts or None)
             return
@@ -484,6 +488,7 @@ def build_slack_app(
             once=None if again else f"suggest:{click.channel}:{thread}:{click.block_id}:{click.action_id}",
             shows_question=True,
             fresh=again,
+            user=click.user,  # asked as if the clicker had replied
             asker=responder.asker(click.user, click.channel),
         )
         opener = responder.opener(team=click.team, channel=click.channel, thread_ts=thread, user=click.user)

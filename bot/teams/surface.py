@@ -116,8 +116,11 @@ class TeamsSurface:
             return web.Response(status=202)  # a group message not addressed to Confer
         delivery = f"teams:{parsed.place}:{parsed.activity_id}"
         if parsed.trace:
-            # "How I found this": shown to the person who clicked only, within what this place may search.
-            shown = await self.intake.trace(parsed.trace, place=parsed.place)
+            # "How I found this": shown privately to the person who asked, within what this place
+            # may search; anyone else who clicks is told privately that only the asker can open it.
+            shown = await self.intake.trace(
+                parsed.trace, place=parsed.place, platform="teams", user=parsed.user_id
+            )
             activity = text_activity(shown) if isinstance(shown, str) else card_activity(trace_card(shown))
             self.intake.later(self._run(parsed, claims, self._private(parsed, activity)), name="confer-teams")
             return web.Response(status=202)
@@ -154,6 +157,7 @@ class TeamsSurface:
             # each suggested question once per reply chain, whoever clicks it
             once=f"teams:suggest:{parsed.conversation_id}:{suggested}" if suggested else None,
             fresh=parsed.fresh,
+            user=parsed.user_id,
             asker=self._asker(parsed, claims),
         )
         taken = await self.intake.take(message, self._opener(parsed, claims), neutralize=neutralize)

@@ -4,9 +4,10 @@ answer, the one or two sentences most likely to answer offered as the closest fo
 best is not related to the question at all)."""
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from graph.answer.extractive import jaccard
-from graph.answer.judge import Judged, JudgeModel, Judges, judge
+from graph.answer.judge import FEATURES, Judged, JudgeModel, Judges, judge
 from graph.answer.meaning import Closeness, TermAliases, candidates
 from graph.answer.relevance import assess_coverage, focus_of
 from graph.models import Claim, JudgedSentence, Judgement, Plan
@@ -68,6 +69,62 @@ def closest(judged: Sequence[Judged], judgement: Judgement) -> list[Judged]:
             continue
         picks.append(item)
     return picks
+
+
+def concise(
+    claims: Sequence[tuple[Claim, str]],
+    judged: Sequence[Judged],
+    judgement: Judgement,
+    *,
+    links: AbstractSet[str] = frozenset(),
+) -> list[tuple[Claim, str]]:
+    """The answer's sentences without padding: its first sentence; every other that the judge
+    finds at least related to the question (``JudgeModel.related``) or that holds the kind of thing
+    the question asks for (a day, a number, a name); and one more sentence of the first one's
+    passage, as context. A sentence the judge did not read (one from beyond the best passages) or
+    one of a passage in ``links`` (a second hop's, a comparison side's) stays. The first sentence
+    opens the answer; the others follow, each passage's in their document's order, the passages in
+    the order the answer first cites them."""
+    if len(claims) < 2:
+        return list(claims)
+    read = {j.text: j for j in judged}
+    offers, asks = FEATURES.index("offers"), FEATURES.index("asks")
+    first = claims[0][0]
+    kept = [claims[0]]
+    context = False
+    for claim, collection in claims[1:]:
+        item = read.get(claim.text)
+        if (
+            item is None
+            or item.probability >= judgement.related_at
+            or item.features[offers] * item.features[asks]
+            or any(pid in links for pid in claim.passage_ids)
+        ):
+            kept.append((claim, collection))
+        elif not context and claim.passage_ids[:1] == first.passage_ids[:1]:
+            kept.append((claim, collection))
+            context = True
+    ordered = in_document_order(kept, {j.passage.id: j.passage for j in judged})
+    return [kept[0], *(item for item in ordered if item[0] is not kept[0][0])]
+
+
+def in_document_order(
+    claims: Sequence[tuple[Claim, str]], passages: dict[str, Passage]
+) -> list[tuple[Claim, str]]:
+    """Claims grouped by the passage they cite first (in the order of its first claim), each
+    passage's in the order its text says them."""
+    groups: dict[str, list[tuple[Claim, str]]] = {}
+    for claim, collection in claims:
+        groups.setdefault(claim.passage_ids[0] if claim.passage_ids else "", []).append((claim, collection))
+
+    def position(pid: str, claim: Claim) -> int:
+        passage = passages.get(pid)
+        at = passage.text.find(claim.text) if passage is not None else -1
+        return at if at >= 0 else len(passage.text) if passage is not None else 0
+
+    return [
+        item for pid, group in groups.items() for item in sorted(group, key=lambda c: position(pid, c[0]))
+    ]
 
 
 def as_claims(picks: Sequence[Judged]) -> list[tuple[Claim, str]]:

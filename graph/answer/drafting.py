@@ -6,6 +6,7 @@ from graph.llm.port import ChatModel
 from graph.llm.prompts import DRAFT_PROMPT, quote_untrusted
 from graph.llm.schemas import DraftOutput
 from graph.models import Claim
+from graph.trace import note_dropped
 from graph.verify.guards import Reason, check
 from graph.verify.judge import span_quote
 from retrieval.passages import Passage
@@ -71,23 +72,28 @@ async def draft_with_llm(
     )
     claims: list[Claim] = []
     dropped: list[Reason] = []
+
+    def drop(reason: Reason, text: str, checked: Sequence[Passage]) -> None:
+        dropped.append(reason)
+        note_dropped(text, reason, (p.collection for p in checked or passages))  # for the trace
+
     for draft in output.claims:
         if draft.passage:  # a span: quoted whole, the sentences it touches, no guard to pass
             quoted = _quoted_claim(question, passages, draft.passage, draft.start, draft.end)
             if quoted is None:
-                dropped.append("unsupported")
+                drop("unsupported", "", ())
             else:
                 claims.append(quoted)
             continue
         text = " ".join(draft.text.split())
         numbers = list(dict.fromkeys(draft.passages))
         if not text or not numbers or any(not 1 <= n <= len(passages) for n in numbers):
-            dropped.append("unsupported")
+            drop("unsupported", text, ())
             continue
         cited = [passages[n - 1] for n in numbers]
         reason = check(text, (p.text for p in cited))
         if reason is not None:
-            dropped.append(reason)
+            drop(reason, text, cited)
             continue
         claims.append(
             Claim(text=text, passage_ids=tuple(p.id for p in cited), coverage=coverage(question, text, cited))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from graph.llm.port import ChatModel
+from graph.trace import note_dropped
 from graph.verify.citations import split_cited
 from graph.verify.guards import Reason, check, is_quoted
 from graph.verify.judge import Verdict, admit, judge, judgeable
@@ -138,6 +139,9 @@ class SentenceVerifier:
 
     def _decide(self, sentence: StreamedSentence, dropped: str | None) -> None:
         sentence.decided, sentence.dropped = True, dropped
+        if dropped is not None:  # for the trace: its text, why, and what it was checked against
+            cited = [self.sources[n] for n in sentence.numbers if n in self.sources]
+            note_dropped(sentence.text, dropped, (p.collection for p in cited or self.sources.values()))
 
     def _pump(self) -> None:
         if self._judging is None and self._waiting:

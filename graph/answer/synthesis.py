@@ -2,16 +2,15 @@
 merged, claims grouped by collection, citations numbered [1]…[n] in order of first use, and every
 citation checked against the passages retrieved in this run."""
 
-import contextlib
 import logging
 import math
-import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from graph.answer.compose import DUPLICATE, as_claims, judge_evidence, judgement_of
+from graph.answer.compose import DUPLICATE, as_claims, concise, judge_evidence, judgement_of
 from graph.answer.compose import closest as closest_sentences
+from graph.answer.evidence import linked, merge_passages, other_language, outcomes_of, question_of
 from graph.answer.extractive import jaccard
 from graph.answer.judge import Judges
 from graph.answer.meaning import ANSWERS, RELATED, Closeness, TermAliases, quotable_sentences
@@ -27,27 +26,23 @@ from graph.answer.relevance import (
     offers_answer,
     term_coverage,
 )
-from graph.answer.streaming import JsonStringField, SentenceVerifier, StreamedSentence, complete_sentences
 from graph.context import ResearchLimits
-from graph.llm.port import ChatModel, LLMError
-from graph.llm.prompts import SYNTHESIS_PROMPT, quote_untrusted
 from graph.models import (
     Answer,
     AnswerSection,
     AnswerSentence,
     Citation,
     Claim,
-    CollectionOutcome,
     Finding,
     Plan,
 )
 from graph.research.reflect import is_about
+from graph.trace import passed_over
 from graph.verify.citations import best_quote, is_supported
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.names import mentions
 from retrieval.passages import Passage
 from retrieval.scoring import is_hybrid
-from retrieval.spelling import respell
 from retrieval.text import sentence_analysis, stems, tokens, words
 
 logger = logging.getLogger(__name__)
@@ -90,126 +85,6 @@ CLOSE_TO_BEST = 0.15
 MEANING_WEIGHT = 0.3
 
 
-def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
-    """Everything every round retrieved, as one ranking, each passage once.
-
-    The first round's passages are ranked as in ``_merge_round``. A follow-up round's passage
-    about the entity it looked for comes right after the passage that named that entity (the
-    two hops of a bridge question belong together); the follow-ups' other passages come last.
-    """
-    first = _merge_round([f for f in findings if f.round <= 1])
-    later = [f for f in findings if f.round > 1 and f.status == "ok" and f.passages]
-    if not later:
-        return first
-    anchored: dict[str, Passage] = {}
-    for finding in later:  # in the order reflect wrote them: best lead first
-        about = next((p for p in finding.passages if is_about(p, finding.entity)), None)
-        if about is None:
-            continue
-        origin = finding.origin if any(p.id == finding.origin for p in first) else ""
-        origin = origin or (first[0].id if first else "")
-        anchored.setdefault(origin, about)
-    if len(first) > 1 and first[0].id in anchored and _linked(first[0], first[1]):
-        # The first two already belong together (one names the other): keep them first.
-        anchored[first[1].id] = anchored.pop(first[0].id)
-    ranked: dict[str, Passage] = {}
-    for passage in first:
-        ranked.setdefault(passage.id, passage)
-        follower = anchored.get(passage.id)
-        if follower is not None:
-            ranked.setdefault(follower.id, follower)
-    for passage in anchored.values():
-        ranked.setdefault(passage.id, passage)
-    rest = sorted((p for f in later for p in f.passages), key=lambda p: (-p.score, p.id))
-    for passage in rest:
-        ranked.setdefault(passage.id, passage)
-    return tuple(ranked.values())
-
-
-def _linked(a: Passage, b: Passage) -> bool:
-    """Whether either passage names the other's subject (its title, without a parenthesis)."""
-
-    def subject(p: Passage) -> str:
-        return p.title.split(" (", 1)[0].split(",", 1)[0].strip().lower()
-
-    return (bool(subject(b)) and subject(b) in a.text.lower()) or (
-        bool(subject(a)) and subject(a) in b.text.lower()
-    )
-
-
-def _merge_round(findings: Sequence[Finding]) -> tuple[Passage, ...]:
-    """One round's passages as one ranking, each passage once.
-
-    Ranked by raw retrieval score, not rank position: the evidence for a question often sits in
-    one collection, and rank fusion would push it out with every other collection's top hit. For a
-    comparison decomposed into one sub-query per compared thing, the best passage of each
-    sub-query (across collections) goes first, so neither thing is buried under the other's or
-    the whole question's hits.
-    """
-    passages: dict[str, Passage] = {}
-    for finding in findings:
-        for passage in finding.passages:
-            if passage.id not in passages or passage.score > passages[passage.id].score:
-                passages[passage.id] = passage
-    by_score = sorted(passages.values(), key=lambda p: (-p.score, p.id))
-    best_of_slot: dict[int, tuple[float, str]] = {}
-    for finding in findings:
-        for ranking in finding.rankings:
-            if ranking.slot > 0 and ranking.hits:
-                pid, score = ranking.hits[0]
-                if ranking.slot not in best_of_slot or score > best_of_slot[ranking.slot][0]:
-                    best_of_slot[ranking.slot] = (score, pid)
-    first = [best_of_slot[slot][1] for slot in sorted(best_of_slot)]
-    leaders = [passages[pid] for pid in dict.fromkeys(first) if pid in passages]
-    chosen = {p.id for p in leaders}
-    return (*leaders, *(p for p in by_score if p.id not in chosen))
-
-
-def outcomes_of(plan: Plan, findings: Sequence[Finding]) -> tuple[CollectionOutcome, ...]:
-    by_name = {f.collection: f for f in findings}
-    outcomes = []
-    for task in plan.tasks:
-        finding = by_name.get(task.collection)
-        if finding is None:
-            outcomes.append(
-                CollectionOutcome(
-                    name=task.collection,
-                    status="failed",
-                    sources=0,
-                    seconds=0.0,
-                    reason="no result",
-                )
-            )
-        else:
-            outcomes.append(
-                CollectionOutcome(
-                    name=finding.collection,
-                    status=finding.status,
-                    sources=len(finding.passages),
-                    seconds=finding.seconds,
-                    reason=finding.reason,
-                )
-            )
-    return tuple(outcomes)
-
-
-def question_of(plan: Plan) -> str:
-    """The question as asked (without ``in:``), as every task carries it."""
-    return plan.tasks[0].question if plan.tasks else ""
-
-
-def spelled_as_found(plan: Plan, passages: Sequence[Passage]) -> Plan:
-    """The plan with the question's misspelt names and long words as the passages found write
-    them (``retrieval.spelling``), for the answer's checks to read."""
-    texts = [text for p in passages for text in (p.title, p.text)]
-    question = question_of(plan)
-    spelled = respell(question, texts) if question else question
-    if spelled == question:
-        return plan
-    tasks = tuple(t.model_copy(update={"question": spelled}) for t in plan.tasks)  # each carries it
-    return plan.model_copy(update={"tasks": tasks, "sides": tuple(respell(s, texts) for s in plan.sides)})
-
-
 @dataclass(frozen=True)
 class Selection:
     """The claims that answer, best first, whether they cover the question, and (when they do
@@ -221,6 +96,11 @@ class Selection:
     candidates: list[tuple[Claim, str]] = field(default_factory=list)
     """The best claims whether or not they cover the question (word coverage cannot judge a
     question in another language than its passages)."""
+    links: frozenset[str] = frozenset()
+    """Passages the claims need whatever their closeness to the whole question: a second hop's
+    (a follow-up round's, or one a kept sentence led to) and a comparison side's."""
+    passed: list[tuple[Claim, str, str]] = field(default_factory=list)
+    """The ranked claims left out, each with the rule that left it out (for the trace)."""
 
 
 def passage_claims(finding: Finding, best: Sequence[Passage], drafted: set[str]) -> list[Claim]:
@@ -277,7 +157,7 @@ def _ranked_claims(
     top = max((p.score for p in pool), default=0.0) or 1.0
     # A question in another language than its passages shares no words with them: rank by the
     # drafting's own coverage (the model's queries were in the passages' language) and filter nothing.
-    blind = focus.empty or _other_language(question_of(plan), findings)
+    blind = focus.empty or other_language(question_of(plan), findings)
     meaning = closeness if closeness is not None and closeness.cosines and not focus.entities else None
     scored: list[tuple[float, Claim, str, Passage]] = []
     for finding in findings:
@@ -390,6 +270,7 @@ def choose_claims(
     best_passage = merged[0].score if merged and is_hybrid(merged) and plan.kind != "comparative" else 0.0
     unrelated = closeness.unrelated_collections(merged) if closeness is not None else set()
     hops = {p.id for f in findings if f.round > 1 and f.entity for p in f.passages if is_about(p, f.entity)}
+    passed: list[tuple[Claim, str, str]] = []  # each claim left out, and the rule (for the trace)
     for score, claim, collection, passage in _by_novelty(focus, ranked, covered, limits.answer_sentences):
         if (
             best_passage
@@ -397,6 +278,7 @@ def choose_claims(
             and all(c != collection for _, c in kept)
             and collection not in must_collections
         ):
+            passed.append((claim, collection, "far_collection"))
             continue
         # Read by meaning, a collection earns a section only with a sentence related to the
         # question: none of its best passages' sentences is (``unrelated``), or this one, the
@@ -416,6 +298,7 @@ def choose_claims(
                 )
             )
         ):
+            passed.append((claim, collection, "unrelated"))
             continue
         own = stems(claim.text)
         duplicate = next((i for i, other in enumerate(kept_stems) if jaccard(own, other) >= DUPLICATE), None)
@@ -425,6 +308,7 @@ def choose_claims(
                 kept[duplicate][0].model_copy(update={"passage_ids": merged_ids}),
                 kept[duplicate][1],
             )
+            passed.append((claim, collection, "duplicate"))
             continue
         present = focus.stems(claim.text) | focus.stems(passage.title)  # no word spans the join
         side = next((w for w in must_sides if _about_side(w, present)), None)
@@ -432,6 +316,7 @@ def choose_claims(
             collection in must_collections and all(c != collection for _, c in kept)
         )
         if not needed and (score < floor or len(kept) >= limits.answer_sentences):
+            passed.append((claim, collection, "floor" if score < floor else "enough"))
             continue
         if side is not None:
             must_sides.remove(side)
@@ -444,6 +329,8 @@ def choose_claims(
     linked = merged[:PASSAGES_READ] if plan.kind != "comparative" else ()
     chosen = {c.text for c, _ in kept}  # before the second hops join them
     _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
+    added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
+    links = frozenset(hops | added | required)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merged, comparison=plan.kind == "comparative")
     if plan.kind != "comparative":
@@ -466,25 +353,48 @@ def choose_claims(
             # is close in meaning to the whole question.
             answering = _answering(focus, closeness, merged, limits.answer_sentences)
             if answering:
+                claims = _with_continuation(answering, merged, limits.answer_sentences)
                 return Selection(
-                    claims=_with_continuation(answering, merged, limits.answer_sentences),
+                    claims=claims,
                     coverage=replace(coverage, found=True),
                     closest=[],
                     candidates=_best(ranked, limits),
+                    passed=_left_out([(c, n, "not_covered") for c, n in kept] + passed, claims),
                 )
     if coverage.found:
         # A question that names something may be a chain, whose second document is far in
         # meaning from the whole question: its sentences are cut only when the documents write
         # none of its names (a chain through a name no passage writes is none the words follow).
         if closeness is not None and all(focus.written_otherwise(e) for e in focus.entities):
-            added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
-            kept = _documents_that_belong(
-                kept, kept_passages, closeness, merged, keep=hops | added | required
-            )
+            belong = _documents_that_belong(kept, kept_passages, closeness, merged, keep=links)
+            passed[:0] = [(c, n, "far_document") for c, n in kept if (c, n) not in belong]
+            kept = belong
         kept = _with_continuation(kept, merged, limits.answer_sentences)
-        return Selection(claims=kept, coverage=coverage, closest=[], candidates=_best(ranked, limits))
+        return Selection(
+            claims=kept,
+            coverage=coverage,
+            closest=[],
+            candidates=_best(ranked, limits),
+            passed=_left_out(passed, kept),
+            links=links,
+        )
     closest = kept[:1] if coverage.best_coverage >= CLOSEST_COVERAGE else _closest(focus, closeness, merged)
-    return Selection(claims=[], coverage=coverage, closest=closest, candidates=_best(ranked, limits))
+    return Selection(
+        claims=[],
+        coverage=coverage,
+        closest=closest,
+        candidates=_best(ranked, limits),
+        passed=_left_out([(c, n, "not_covered") for c, n in kept] + passed, closest),
+    )
+
+
+def _left_out(
+    passed: Sequence[tuple[Claim, str, str]], used: Sequence[tuple[Claim, str]]
+) -> list[tuple[Claim, str, str]]:
+    """The claims passed over that the answer does not say after all (a second hop or a
+    continuation may be one of them)."""
+    said = {claim.text for claim, _ in used}
+    return [item for item in passed if item[0].text not in said]
 
 
 def _with_continuation(
@@ -552,7 +462,7 @@ def _documents_that_belong(
         for (claim, collection), passage in zip(kept, passages, strict=True)
         if closest.get(passage.doc_id, bar) >= bar
         or passage.id in keep
-        or any(_linked(passage, other) for other in close)
+        or any(linked(passage, other) for other in close)
     ]
 
 
@@ -627,7 +537,7 @@ def _hop_missing(
             subject = _subject(other)
             if len(subject) > 2 and mentions(text, subject):
                 return False
-            if _linked(passage, other):
+            if linked(passage, other):
                 return False
     return True
 
@@ -821,12 +731,12 @@ def build_answer(
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     runs: list[tuple[str, list[AnswerSentence]]] = []
-    dropped = 0
+    unsupported: list[tuple[Claim, str, str]] = []
     order = {c: rank for rank, c in enumerate(dict.fromkeys(c for _, c in claims))}
     for claim, collection in sorted(claims, key=lambda item: order[item[1]]):  # stable
         cited = [retrieved[pid] for pid in claim.passage_ids if pid in retrieved]
         if not cited or not is_supported(claim.text, (p.text for p in cited)):
-            dropped += 1
+            unsupported.append((claim, collection, "unsupported"))
             continue
         refs = []
         for passage in cited:
@@ -841,6 +751,7 @@ def build_answer(
             runs[-1][1].append(sentence)
         else:
             runs.append((collection, [sentence]))
+    dropped = len(unsupported)
     if dropped:
         logger.info("dropped %d unsupported sentences", dropped)
     answer = Answer(
@@ -852,6 +763,7 @@ def build_answer(
         retrieved=merge_passages(findings),
         dropped=dropped + sum(f.dropped for f in findings),
         drop_reasons=tuple(r for f in findings for r in f.drop_reasons),
+        passed_over=passed_over(unsupported),
     )
     return answer, dropped
 
@@ -885,8 +797,19 @@ def synthesize_extractive(
     )
     judgement = judgement_of(judged, model)
     if selection.coverage.found:
-        answer, _ = build_answer(plan, findings, selection.claims)
-        return answer.model_copy(update={"judgement": judgement.model_copy(update={"outcome": "answers"})})
+        claims = selection.claims
+        # (Only with meanings read: without them the judge reads words alone, and is too weak to cut.)
+        if plan.kind != "comparative" and judged_closeness is not None:
+            claims = concise(claims, judged, judgement, links=selection.links)
+        said = {c.text for c, _ in claims}
+        padding = [(c, n, "not_answering") for c, n in selection.claims if c.text not in said]
+        answer, _ = build_answer(plan, findings, claims)
+        return answer.model_copy(
+            update={
+                "judgement": judgement.model_copy(update={"outcome": "answers"}),
+                "passed_over": passed_over([*padding, *selection.passed], first=answer.passed_over),
+            }
+        )
     if selection.coverage.missing_entities or selection.coverage.missing_terms:
         logger.debug(
             "not covered",
@@ -909,116 +832,8 @@ def synthesize_extractive(
             "closest": closest,
             "other_language": language if language not in languages else "",
             "judgement": judgement.model_copy(update={"outcome": "closest" if closest else "nothing"}),
+            "passed_over": passed_over(
+                selection.passed, first=answer.passed_over, used={s.text for s in closest}
+            ),
         }
     )
-
-
-def _other_language(question: str, findings: Sequence[Finding]) -> bool:
-    """Whether the question is in another language than the passages found for it."""
-    sample = " ".join(p.text for f in findings for p in f.passages[:2])[:4000]
-    return bool(sample) and detect_language(question) != detect_language(sample)
-
-
-async def synthesize_with_llm(
-    llm: ChatModel,
-    question: str,
-    plan: Plan,
-    findings: Sequence[Finding],
-    limits: ResearchLimits,
-    *,
-    time_budget: float,
-    on_sentence: Callable[[AnswerSentence], None] | None = None,
-) -> tuple[Answer | None, int]:
-    """The model writes the answer from the verified claims only, streamed; every sentence it
-    writes is checked again, as soon as it is complete, against the passages its ``[n]`` point to:
-    by the guards, and by the judge for what they cannot settle (``graph.answer.streaming``). A sentence
-    either cannot confirm is dropped; each one that passes goes to ``on_sentence`` at once, in
-    order, numbered as in the final answer. If the stream breaks off (time-out, the question's
-    model deadline), the sentences verified so far are the answer. Returns ``None`` (use the
-    extractive answer) when nothing survives."""
-    selection = choose_claims(plan, findings, limits)
-    selected = selection.claims
-    if _other_language(question, findings):
-        # Word overlap cannot rank or gate passages in another language than the question: the
-        # model writes from the best claims and the judge's verbatim quotes decide what stays.
-        selected = selection.candidates
-    if not selected:
-        return None, 0
-    retrieved = {p.id: p for f in findings for p in f.passages}
-    numbers: dict[str, int] = {}
-    lines = []
-    for claim, collection in selected:
-        markers = []
-        for pid in claim.passage_ids:
-            if pid in retrieved:
-                numbers.setdefault(pid, len(numbers) + 1)
-                markers.append(f"[{numbers[pid]}]")
-        lines.append(
-            f'<claim collection="{collection}">{quote_untrusted(claim.text)}</claim> {"".join(markers)}'
-        )
-    sources = {n: retrieved[pid] for pid, n in numbers.items()}
-    renumbered: dict[str, int] = {}
-    citations: list[Citation] = []
-    sentences: list[AnswerSentence] = []
-
-    def release(item: StreamedSentence) -> None:
-        cited = [sources[n] for n in item.numbers]
-        for passage in cited:
-            if passage.id not in renumbered:
-                renumbered[passage.id] = len(citations) + 1
-                quote = item.verdict.quote if item.verdict and item.verdict.quote else None
-                if quote is None or quote not in " ".join(passage.text.split()):
-                    quote = best_quote(item.text, passage)
-                citations.append(Citation(n=renumbered[passage.id], passage=passage, quote=quote))
-        sentence = AnswerSentence(
-            text=item.text, citations=tuple(dict.fromkeys(renumbered[p.id] for p in cited))
-        )
-        sentences.append(sentence)
-        if on_sentence is not None:
-            on_sentence(sentence)
-
-    verifier = SentenceVerifier(llm, sources, time.monotonic() + time_budget, release)
-    written = JsonStringField()
-    done = 0
-    stream = llm.stream_text(
-        system=SYNTHESIS_PROMPT,
-        user=f"Question: {quote_untrusted(question)}\n\n" + "\n".join(lines),
-        time_budget=time_budget,
-    )
-    try:
-        try:
-            async with contextlib.aclosing(stream):
-                async for piece in stream:
-                    ready, done = complete_sentences(written.feed(piece), done, final=written.closed)
-                    for text, cites in ready:
-                        verifier.add(text, cites)
-        except LLMError as exc:
-            if not verifier.sentences:
-                raise
-            logger.info("the answer broke off (%s); keeping what was verified", exc.reason)
-        else:
-            if not written.found:
-                raise LLMError(reason="invalid_output")
-            ready, done = complete_sentences(written.value, done, final=True)
-            for text, cites in ready:
-                verifier.add(text, cites)
-        await verifier.finish()
-    finally:
-        verifier.cancel()
-    reasons_dropped = [s.dropped for s in verifier.sentences if s.dropped is not None]
-    dropped = len(reasons_dropped)
-    if dropped:
-        logger.info("dropped %d unsupported model sentences", dropped)
-    if not sentences:
-        return None, dropped
-    answer = Answer(
-        mode="llm",
-        kind=plan.kind,
-        sections=(AnswerSection(collection="", sentences=tuple(sentences)),),
-        citations=tuple(citations),
-        outcomes=outcomes_of(plan, findings),
-        retrieved=merge_passages(findings),
-        dropped=dropped + sum(f.dropped for f in findings),
-        drop_reasons=(*reasons_dropped, *(r for f in findings for r in f.drop_reasons)),
-    )
-    return answer, dropped

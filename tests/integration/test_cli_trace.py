@@ -39,6 +39,10 @@ def test_ask_trace_prints_how_the_answer_was_found_after_it(
     )
     assert hits, trace
     assert "Answer: answered" in trace and messages.TRACE_NO_MODEL in trace
+    # The candidate sentences the answer passed over, each with its text and the rule.
+    why = "|".join(re.escape(words) for words in messages.TRACE_DROP_REASONS.values())
+    passed = re.findall(rf'^  Dropped: "(.+)": (?:{why})$', trace, re.MULTILINE)
+    assert passed and not any(sentence in answer for sentence in passed), trace
 
     assert main(["ask", question, "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
@@ -49,7 +53,14 @@ def test_ask_trace_prints_how_the_answer_was_found_after_it(
     assert cited <= {h["passage_id"] for b in branches for h in b["hits"]} | {
         p for k in payload["trace"]["decision"]["kept"] for p in k["passage_ids"]
     }
-    assert payload["trace"]["decision"]["outcome"] == "found"
+    decision = payload["trace"]["decision"]
+    assert decision["outcome"] == "found"
+    kept = {k["text"] for k in decision["kept"]}
+    assert decision["dropped"] and all(
+        d["text"] and d["text"] not in kept and d["reason"] in messages.TRACE_DROP_REASONS
+        for d in decision["dropped"]
+    )
+    assert {c for d in decision["dropped"] for c in d["collections"]} <= {"engineering", "security"}
 
 
 async def test_ask_trace_with_a_model_lists_its_calls_and_the_sentences_it_dropped(
@@ -68,4 +79,7 @@ async def test_ask_trace_with_a_model_lists_its_calls_and_the_sentences_it_dropp
     trace = capsys.readouterr().out.partition(messages.TRACE_TITLE)[2]
     calls = re.findall(r"^  ([a-z ]+) with fake-model, [\d.]+ s, \d+ \+ \d+ tokens: ok$", trace, re.MULTILINE)
     assert len(calls) == len(llm.stages()) and {"plan", "draft"} <= set(calls), (calls, llm.stages())
-    assert llm.lies and "Dropped a sentence: a number its source does not give" in trace
+    # Every sentence the model wrote with a changed number is named, with why it was dropped.
+    assert llm.lies, "the fake changed no sentence"
+    for lie in llm.lies:
+        assert f'Dropped: "{lie}": a number its source does not give' in trace, (lie, trace)

@@ -159,7 +159,7 @@ async def test_a_channel_answer_is_made_of_what_everyone_there_may_read(harness:
     # there, and only the asker is told, privately, that a direct message would search them.
     answer = await _in_channel(harness, ANA, "C0MIXED", SALARY, ts="1700000010.000100")
     assert "Salaries are reviewed every March" in answer["text"]
-    shown = await _trace(harness, answer, CY, thread_ts="1700000010.000100")  # anyone there may click
+    shown = await _trace(harness, answer, ANA, thread_ts="1700000010.000100")
     assert "Pay" in shown
     await harness.fake.wait_for(
         lambda: any(e.get("text") == messages.RESTRICTED_ELSEWHERE for e in harness.fake.ephemerals())

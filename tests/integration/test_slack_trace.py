@@ -1,6 +1,7 @@
 """ "How I found this" in Slack, through the real server and the fake Slack API: the button under an
-answer shows its trace to the person who clicks, and only to them (chat.postEphemeral), naming each
-collection searched with its query and hits, each model call and each sentence dropped with why;
+answer shows its trace to the person who asked, and only to them (chat.postEphemeral); anyone else
+who clicks it is told privately that only the asker can open it. The trace names each collection
+searched with its query and hits, each model call and each sentence dropped with why;
 a place that may not search a collection never sees its passages; ``confer trace`` prints the
 stored trace and ``confer feedback`` links a vote to it."""
 
@@ -16,7 +17,7 @@ from tests.fakes.llm_api import FakeLLM
 from tests.integration.conftest import Harness, running_harness
 from tests.integration.test_slack_feedback import THREAD, _answer_ts, _ask, _confer, _feedback_click
 
-OTHER_USER = "U0OTHER"
+ASKER, OTHER_USER = "U0USER", "U0OTHER"  # the fake's mentions come from U0USER
 
 
 def _trace_button(answer: dict[str, Any]) -> dict[str, Any]:
@@ -53,16 +54,23 @@ async def _click_trace(
     return harness.fake.ephemerals()[-1]
 
 
-async def test_how_i_found_this_shows_the_trace_only_to_the_clicker(
+async def test_how_i_found_this_shows_the_trace_only_to_the_asker(
     harness: Harness, capsys: pytest.CaptureFixture[str]
 ) -> None:
     answer = await _ask(harness, "How do the engineering and security policies differ on production access?")
     posts_before = len(harness.fake.ok_calls("chat.postMessage"))
-    shown = await _click_trace(harness, answer, user=OTHER_USER)
-    # Only the person who clicked sees it (an ephemeral message to them, in the answer's thread);
-    # nothing is posted to the channel.
-    assert (shown["channel"], shown["user"], shown["thread_ts"]) == ("C0001", OTHER_USER, THREAD)
-    assert len(harness.fake.ok_calls("chat.postMessage")) == posts_before
+    # Someone else in the channel clicks: told privately that only the asker can open it, and
+    # shown nothing of the trace.
+    refused = await _click_trace(harness, answer, user=OTHER_USER)
+    assert (refused["channel"], refused["user"], refused["thread_ts"]) == ("C0001", OTHER_USER, THREAD)
+    assert refused["text"] == messages.TRACE_ASKER_ONLY
+    assert messages.TRACE_TITLE not in json.dumps(refused) and not re.search(
+        r"p_[0-9a-f]{20}", json.dumps(refused)
+    )
+    # The asker clicks: the trace, to them only (an ephemeral message in the answer's thread).
+    shown = await _click_trace(harness, answer)
+    assert (shown["channel"], shown["user"], shown["thread_ts"]) == ("C0001", ASKER, THREAD)
+    assert len(harness.fake.ok_calls("chat.postMessage")) == posts_before  # nothing in the channel
     text = _shown(shown)
     assert shown["text"] == messages.TRACE_TITLE
     # Every collection searched, with its query and its hits (passage ids and their scores).
@@ -76,12 +84,15 @@ async def test_how_i_found_this_shows_the_trace_only_to_the_clicker(
     assert set(record.passage_ids) <= set(re.findall(r"p_[0-9a-f]{20}", text))
     assert "Plan: a comparative question" in text and "Answer: answered" in text
     assert messages.TRACE_NO_MODEL in text  # no model configured: no model call
+    # The sentences the answer passed over, each with its text and the rule that left it out.
+    why = "|".join(re.escape(words) for words in messages.TRACE_DROP_REASONS.values())
+    assert re.search(rf'^• Dropped: "[^"]+": (?:{why})$', text, re.MULTILINE), text
     assert harness.server.metrics.registry.get_sample_value("confer_traces_shown_total") == 1.0
 
     # The stored trace, from the terminal; a vote names it.
     question_id = _trace_button(answer)["value"]
     await harness.slack.act(_feedback_click(answer, "positive"), thread_ts=THREAD, message_ts="1.2")
-    await harness.fake.wait_for(lambda: len(harness.fake.ephemerals()) == 2)
+    await harness.fake.wait_for(lambda: len(harness.fake.ephemerals()) == 3)
     capsys.readouterr()
     assert await _confer(["trace", question_id]) == 0
     printed = capsys.readouterr().out
@@ -139,5 +150,6 @@ async def test_with_a_model_the_trace_names_each_model_call_and_each_dropped_sen
     made = [s for s in llm.stages() if s not in ("suggest", "rewrite")]
     calls = re.findall(r"^• ([a-z ]+) with fake-model, [\d.]+ s, \d+ \+ \d+ tokens: ok$", text, re.MULTILINE)
     assert len(calls) == len(made) and "plan" in calls and "draft" in calls, (calls, made)
-    # The drafted sentences with a changed number were dropped, and the trace says why.
-    assert re.search(r"Dropped a sentence: a number its source does not give", text), text
+    # Each sentence written with a changed number was dropped: the trace names it and says why.
+    for lie in llm.lies:
+        assert f'Dropped: "{lie}": a number its source does not give' in text, (lie, text)

@@ -1,7 +1,8 @@
 """ "How I found this" in Teams, over real HTTP to the fake Bot Framework connector: the button on an
-answer card sends its trace, as a card, in a one-to-one chat with the person who clicked (never in
-the channel), naming each collection searched with its query and hits; a channel that may not
-search a collection never sees its passages."""
+answer card sends its trace, as a card, in a one-to-one chat with the person who asked (never in
+the channel), naming each collection searched with its query and hits and each sentence dropped
+with why; anyone else who clicks gets a private message saying only the asker can open it, and
+nothing of the trace. A channel that may not search a collection never sees its passages."""
 
 import re
 from collections.abc import AsyncIterator
@@ -11,10 +12,10 @@ from typing import Any
 import pytest
 
 from bot import messages
-from tests.fakes.bot_connector import ConnectorCall
+from tests.fakes.bot_connector import USER_ID, ConnectorCall
 from tests.integration.test_teams import CHANNEL, TeamsHarness, _start, _stop
 
-CLICKER = "29:user-2"
+ASKER, CLICKER = USER_ID, "29:user-2"  # the fake's messages come from USER_ID
 
 
 @pytest.fixture
@@ -41,18 +42,26 @@ def _read(call: ConnectorCall) -> str:
     return "\n".join(call.texts).replace("\\", "")
 
 
-async def _click(teams: TeamsHarness, value: dict[str, Any], *, conversation: str, n: int) -> ConnectorCall:
-    """A click on the card's button, by ``CLICKER``; returns the trace card sent privately."""
+async def _click(
+    teams: TeamsHarness, value: dict[str, Any], *, conversation: str, n: int, user: str = ASKER
+) -> ConnectorCall:
+    """A click on the card's button, by ``user``; returns what was sent privately."""
     click = teams.connector.message("", activity_id=f"trace-{n}", mention=False, value=value)
     click["conversation"]["id"] = conversation
-    click["from"] = {"id": CLICKER, "name": "Grace"}
+    click["from"] = {"id": user, "name": "Grace" if user == CLICKER else "Ada"}
     before = len(teams.connector.ok("send"))
     assert await teams.post(click) == 202
     await teams.connector.wait_for(lambda: len(teams.connector.ok("send")) == before + 1)
     return teams.connector.ok("send")[-1]
 
 
-async def test_how_i_found_this_is_sent_only_to_the_clicker_and_names_what_was_searched(
+def _chat_with(teams: TeamsHarness, user: str) -> str:
+    """The one-to-one chat Confer created with ``user``."""
+    [created] = [c for c in teams.connector.ok("create_conversation") if c.body["members"][0]["id"] == user]
+    return created.created_id
+
+
+async def test_how_i_found_this_is_sent_only_to_the_asker_and_names_what_was_searched(
     teams: TeamsHarness,
 ) -> None:
     question = "How do the engineering and security policies differ on production access?"
@@ -61,13 +70,16 @@ async def test_how_i_found_this_is_sent_only_to_the_clicker_and_names_what_was_s
     card = teams.answers()[0].card
     assert card is not None
     replies_before = len(teams.connector.ok("reply"))
-    sent = await _click(teams, _trace_action(card), conversation=f"{CHANNEL};messageid=question-1", n=1)
-    # A one-to-one chat with the person who clicked, created for it; nothing new in the channel.
-    [created] = [
-        c for c in teams.connector.ok("create_conversation") if c.body["members"][0]["id"] == CLICKER
-    ]
-    assert sent.conversation_id == created.created_id
-    assert len(teams.connector.ok("reply")) == replies_before
+    conversation = f"{CHANNEL};messageid=question-1"
+    # Someone else clicks: a private message, in a one-to-one chat with them, that only the asker
+    # can open it; nothing of the trace.
+    refused = await _click(teams, _trace_action(card), conversation=conversation, n=1, user=CLICKER)
+    assert refused.conversation_id == _chat_with(teams, CLICKER)
+    assert refused.card is None and refused.body["text"] == messages.TRACE_ASKER_ONLY
+    # The asker clicks: the trace, as a card, in a one-to-one chat with them.
+    sent = await _click(teams, _trace_action(card), conversation=conversation, n=2)
+    assert sent.conversation_id == _chat_with(teams, ASKER)
+    assert len(teams.connector.ok("reply")) == replies_before  # nothing new in the channel
     assert sent.card is not None
     text = _read(sent)
     assert messages.TRACE_TITLE in text
@@ -75,6 +87,9 @@ async def test_how_i_found_this_is_sent_only_to_the_clicker_and_names_what_was_s
         assert re.search(rf"• {title}: \"[^\"]+\": \d+ sources? in [\d.]+ s", text), text
     assert re.search(r"◦ 1\. .+ \(p_[0-9a-f]{20}\): (word [\d.]+, meaning [\d.]+, )?fused [\d.]+", text), text
     assert messages.TRACE_NO_MODEL in text
+    # The sentences the answer passed over, each with its text and the rule that left it out.
+    why = "|".join(re.escape(words) for words in messages.TRACE_DROP_REASONS.values())
+    assert re.search(rf'^• Dropped: "[^"]+": (?:{why})$', text, re.MULTILINE), text
 
 
 async def test_a_channel_that_may_not_search_people_never_sees_its_passages_in_a_trace(

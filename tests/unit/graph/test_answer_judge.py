@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graph.answer.compose import closest, judgement_of
+from graph.answer.compose import closest, concise, judgement_of
 from graph.answer.judge import (
     FEATURES,
     JUDGE_FILE,
@@ -17,6 +17,7 @@ from graph.answer.judge import (
 )
 from graph.answer.meaning import Closeness
 from graph.answer.relevance import Coverage, focus_of
+from graph.models import Claim
 from retrieval.passages import Passage
 from tests.unit.graph.judges import judges_by, logistic
 
@@ -95,3 +96,52 @@ def test_without_meanings_the_words_model_judges_and_meaning_signals_are_zero() 
 
 def _judged(pid: str, text: str, probability: float, *, doc: str = "") -> Judged:
     return Judged(text, _p(pid, f"Intro. {text}", doc=doc), (0.0,) * len(FEATURES), probability)
+
+
+def test_an_answer_keeps_what_answers_one_sentence_of_context_and_nothing_unrelated() -> None:
+    """The checks picked five sentences, best first. The answer keeps the first; the one the judge
+    finds related; the one holding the number asked for (whatever the judge made of it); one more
+    of the first one's passage as context (the next is padding); and one the judge never read.
+    The first opens the answer; the others follow, each passage's in their document's order."""
+    policy = _p(
+        "a", "Hotels are booked on the portal. A hotel costs up to 180 euros a night. Bookings are audited."
+    )
+    other = _p(
+        "b", "Meals are paid up to 60 euros a day. The portal was built in 2019. Receipts go to finance."
+    )
+    number = [0.0] * len(FEATURES)
+    number[FEATURES.index("offers")] = number[FEATURES.index("asks")] = 1.0
+    plain = [0.0] * len(FEATURES)
+
+    def read(passage: Passage, text: str, probability: float, features: list[float]) -> Judged:
+        return Judged(text, passage, tuple(features), probability)
+
+    judged = [
+        read(policy, "A hotel costs up to 180 euros a night.", 0.9, number),
+        read(other, "Meals are paid up to 60 euros a day.", 0.5, number),
+        read(policy, "Hotels are booked on the portal.", 0.1, plain),
+        read(other, "The portal was built in 2019.", 0.05, number),
+        read(policy, "Bookings are audited.", 0.05, plain),
+        read(other, "Receipts go to finance.", 0.05, plain),
+    ]
+    judgement = judgement_of(judged, judges_by({}, related=0.3).meaning)
+
+    def claim(passage: Passage, text: str) -> tuple[Claim, str]:
+        return Claim(text=text, passage_ids=(passage.id,), coverage=0.5), "people"
+
+    picked = [
+        claim(policy, "A hotel costs up to 180 euros a night."),
+        claim(other, "Receipts go to finance."),
+        claim(other, "Meals are paid up to 60 euros a day."),
+        claim(policy, "Hotels are booked on the portal."),
+        claim(policy, "Bookings are audited."),
+        claim(other, "The portal was built in 2019."),
+        claim(_p("c", "Unread."), "Unread."),
+    ]
+    assert [c.text for c, _ in concise(picked, judged, judgement)] == [
+        "A hotel costs up to 180 euros a night.",
+        "Hotels are booked on the portal.",
+        "Meals are paid up to 60 euros a day.",
+        "The portal was built in 2019.",
+        "Unread.",
+    ]

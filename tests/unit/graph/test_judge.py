@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graph.answer.synthesis import synthesize_with_llm
+from graph.answer.written import synthesize_with_llm
 from graph.context import ResearchLimits
 from graph.llm.port import LLMError, SchemaT
 from graph.models import Claim, Finding, Plan, ResearchTask

@@ -580,3 +580,44 @@ async def test_a_sentence_the_word_checks_would_not_offer_is_shown_when_the_judg
     assert answer.closest[0].text == (
         "A page goes to the primary first, who acknowledges it within 15 minutes at night."
     )
+
+
+HOTELS = _passage(
+    "ht",
+    "people",
+    "Travel",
+    (
+        "Travel\n\n"
+        "Hotel rooms for business trips are booked through the travel portal. "
+        "A hotel costs up to 180 euros per night, or 250 euros per night in expensive cities. "
+        "The portal lists which cities count as expensive. "
+        "Hotel bookings for business trips are reviewed by finance every month."
+    ),
+    score=1.0,
+)
+
+
+async def test_an_answer_is_the_sentences_that_answer_with_one_of_context_in_document_order() -> None:
+    """The words keep every sentence about hotel nights; the answer is the one the judge finds
+    answering, the sentence that continues it, and nothing the judge finds unrelated, in the order
+    the document says them."""
+    question = "how much can a hotel cost per night on a business trip"
+    plan, findings = _plan(question, "people"), [_finding("people", HOTELS)]
+    vectors = SentenceVectors({"180 euros": 0.8, "which cities": 0.2})
+    close = await sentence_closeness(question, [HOTELS], vectors)
+    by_words = synthesize_extractive(plan, findings, ResearchLimits())
+    assert len([s for section in by_words.sections for s in section.sentences]) > 2
+    judges = judges_by({"cosine": 8.0}, bias=-4.0, answers=0.5, related=0.3)
+    answer = synthesize_extractive(
+        plan, findings, ResearchLimits(), closeness=close, judged_closeness=close, judges=judges
+    )
+    assert answer.found
+    assert [s.text for section in answer.sections for s in section.sentences] == [
+        "A hotel costs up to 180 euros per night, or 250 euros per night in expensive cities.",
+        "The portal lists which cities count as expensive.",
+    ]
+    # What was cut is in the trace, with why.
+    padding = {d.text: d.reason for d in answer.passed_over}
+    assert (
+        padding["Hotel bookings for business trips are reviewed by finance every month."] == "not_answering"
+    )

@@ -3,7 +3,7 @@ where a follow-up's passage ranks."""
 
 import time
 
-from graph.answer.synthesis import merge_passages
+from graph.answer.evidence import merge_passages
 from graph.models import Finding, Question
 from graph.research.reflect import (
     ProposedFollowUp,

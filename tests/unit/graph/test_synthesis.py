@@ -1,10 +1,5 @@
-from graph.answer.synthesis import (
-    build_answer,
-    choose_claims,
-    merge_passages,
-    select_claims,
-    synthesize_extractive,
-)
+from graph.answer.evidence import merge_passages
+from graph.answer.synthesis import build_answer, choose_claims, select_claims, synthesize_extractive
 from graph.context import ResearchLimits
 from graph.models import Claim, Finding, Plan, QueryHits, ResearchTask
 from retrieval.passages import Passage

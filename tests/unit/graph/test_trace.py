@@ -54,7 +54,14 @@ def _trace() -> AnswerTrace:
                 KeptSentence(text="Leave is 20 weeks.", collection="people"),
                 KeptSentence(text="Keys are required.", collection="security"),
             ),
-            dropped=(DroppedSentence(reason="number", text="Leave is 30 weeks.", collection="people"),),
+            dropped=(
+                DroppedSentence(reason="number", text="Leave is 30 weeks.", collections=("people",)),
+                # a model's sentence checked against both: shown only where both may be searched
+                DroppedSentence(
+                    reason="judge", text="Keys last 40 weeks.", collections=("people", "security")
+                ),
+                DroppedSentence(reason="unsupported"),  # no text: shown everywhere
+            ),
         ),
         allowed=("people", "security"),
     )
@@ -68,9 +75,11 @@ def test_a_trace_within_a_place_keeps_nothing_of_another_collection() -> None:
         and "20 weeks" not in dumped
         and "30 weeks" not in dumped
         and "Ada" not in dumped
+        and "40 weeks" not in dumped
     )
     assert shown.collections == ("security",)
     assert shown.decision is not None and [k.text for k in shown.decision.kept] == ["Keys are required."]
+    assert shown.decision.dropped == (DroppedSentence(reason="unsupported"),)
     assert _trace().within(("people", "security")) == _trace()
 
 
@@ -90,18 +99,17 @@ def test_the_decision_is_read_from_an_answer_that_set_none() -> None:
             ),
         ),
         citations=(Citation(n=1, passage=_passage("p_1", "people"), quote="Leave is 20 weeks."),),
-        drop_reasons=("negation",),
+        drop_reasons=("negation",),  # a model's: noted while the graph ran, not read from here
+        passed_over=(DroppedSentence(reason="floor", text="Leave is good.", collections=("people",)),),
     )
     decision = decided(answer).decision
     assert decision is not None and decision.outcome == "found" and decision.probability is None
     assert decision.kept == (
         KeptSentence(text="Leave is 20 weeks.", collection="people", passage_ids=("p_1",)),
     )
-    assert decision.dropped == (DroppedSentence(reason="negation"),)
+    assert decision.dropped == answer.passed_over
     closest = answer.model_copy(update={"sections": (), "closest": answer.sections[0].sentences})
-    assert decided(closest).decision == AnswerDecision(
-        outcome="closest", dropped=(DroppedSentence(reason="negation"),)
-    )
+    assert decided(closest).decision == AnswerDecision(outcome="closest", dropped=answer.passed_over)
     assert decided(Answer(mode="extractive", kind="factual")).decision == AnswerDecision(outcome="nothing")
     judged = answer.model_copy(
         update={"judgement": Judgement(outcome="closest", probability=0.3125, answers_at=0.5, related_at=0.2)}

@@ -14,6 +14,7 @@ from bot.chat.feedback import (
     FeedbackStore,
     FeedbackUnavailableError,
     Place,
+    asker_id,
     build_feedback_store,
 )
 from bot.metrics import build_metrics
@@ -218,6 +219,53 @@ async def test_a_trace_is_read_back_whole_after_a_restart(open_store: OpenStore)
     await (await open_store()).keep_trace(question_id, _trace())
     assert await (await open_store()).trace(question_id) == _trace()
     assert await (await open_store()).trace(uuid.uuid4().hex[:16]) is None
+
+
+async def test_a_trace_opens_only_for_the_person_who_asked(open_store: OpenStore) -> None:
+    question_id, unknown = uuid.uuid4().hex[:16], uuid.uuid4().hex[:16]
+    await (await open_store()).keep_trace(question_id, _trace(), asker=asker_id(question_id, "slack", "U1"))
+    await (await open_store()).keep_trace(unknown, _trace(), asker=asker_id(unknown, "slack", ""))
+    kept = await (await open_store()).kept_trace(question_id)
+    assert kept is not None and kept.trace == _trace()
+    assert "U1" not in kept.asker  # kept as a hash, naming no one
+    assert kept.asked_by(question_id, "slack", "U1")
+    assert not kept.asked_by(question_id, "slack", "U2") and not kept.asked_by(question_id, "teams", "U1")
+    # Kept again under the same id (a retried answer): replaced, its asker too.
+    await (await open_store()).keep_trace(question_id, _trace(), asker=asker_id(question_id, "slack", "U2"))
+    again = await (await open_store()).kept_trace(question_id)
+    assert again is not None and again.asked_by(question_id, "slack", "U2")
+    assert not again.asked_by(question_id, "slack", "U1")
+    nobody = await (await open_store()).kept_trace(unknown)  # asked by someone not known: no one opens it
+    assert (
+        nobody is not None
+        and not nobody.asked_by(unknown, "slack", "")
+        and not nobody.asked_by(unknown, "slack", "U1")
+    )
+
+
+async def test_a_trace_table_made_before_askers_were_kept_gets_the_column(tmp_path: Path) -> None:
+    import aiosqlite
+
+    async with aiosqlite.connect(tmp_path / "feedback.sqlite") as db:
+        await db.execute(
+            "CREATE TABLE confer_feedback_traces (question_id TEXT PRIMARY KEY, trace TEXT NOT NULL, "
+            "created DOUBLE PRECISION NOT NULL)"
+        )
+        await db.execute(
+            "INSERT INTO confer_feedback_traces VALUES (?, ?, ?)",
+            ("old", _trace().model_dump_json(), time.time()),
+        )
+        await db.commit()
+    for _ in range(2):  # opened again: the column is there already
+        store = await build_feedback_store(data_dir=tmp_path, database_url=None, ttl_days=30)
+        try:
+            old = await store.kept_trace("old")
+            assert old is not None and old.trace == _trace() and not old.asked_by("old", "slack", "U1")
+            await store.keep_trace("new", _trace(), asker=asker_id("new", "slack", "U1"))
+            new = await store.kept_trace("new")
+            assert new is not None and new.asked_by("new", "slack", "U1")
+        finally:
+            await store.close()
 
 
 async def test_a_trace_past_its_retention_is_gone_and_swept(open_store: OpenStore) -> None:
