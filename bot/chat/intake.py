@@ -18,7 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
-from bot import messages
+from bot import messages, trace_messages
 from bot.chat.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
 from bot.chat.audience import Asker, restricted_matches
 from bot.chat.conversations import Conversations, Prepared
@@ -246,12 +246,12 @@ class Intake:
         try:
             kept = await self.desk.trace(question_id)
         except FeedbackUnavailableError:
-            return messages.TRACE_NOT_KEPT
+            return trace_messages.TRACE_NOT_KEPT
         if kept is None:
-            return messages.TRACE_GONE.format(days=f"{self.desk.trace_days:g}")
+            return trace_messages.TRACE_GONE.format(days=f"{self.desk.trace_days:g}")
         if not kept.asked_by(question_id, platform, user):
             logger.info("a trace was asked for by someone other than its asker")
-            return messages.TRACE_ASKER_ONLY
+            return trace_messages.TRACE_ASKER_ONLY
         config = self.service.config
         self.metrics.traces_shown.inc()
         return trace_lines(shown_in(kept.trace, allowed_collections(config, place)), config)

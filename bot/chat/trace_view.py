@@ -8,7 +8,7 @@ shown in may search: ``shown_in`` keeps a trace within the place's collections b
 from dataclasses import dataclass
 from typing import cast
 
-from bot import messages
+from bot import messages, trace_messages
 from graph import AnswerTrace, FindingStatus
 from retrieval.collections import CollectionsConfig
 
@@ -35,26 +35,26 @@ def trace_lines(trace: AnswerTrace, config: CollectionsConfig) -> list[TraceLine
     follow-ups they led to, the answer's decision with the sentences kept and dropped, and each
     model call."""
     lines = [
-        TraceLine(messages.TRACE_TITLE),
-        TraceLine(messages.trace_question(trace.question, trace.asked), 1),
+        TraceLine(trace_messages.TRACE_TITLE),
+        TraceLine(trace_messages.trace_question(trace.question, trace.asked), 1),
     ]
     chosen = [f"{_title(config, c.name)} ({_choice(c.why, c.score)})" for c in trace.plan.collections]
-    lines.append(TraceLine(messages.trace_plan(trace.plan.kind, chosen), 1))
+    lines.append(TraceLine(trace_messages.trace_plan(trace.plan.kind, chosen), 1))
     searched = {c.name for c in trace.plan.collections}
     others = [
         f"{_title(config, n)} (routing score {s:.3f})" for n, s in trace.plan.scores if n not in searched
     ]
     if others:
-        lines.append(TraceLine(messages.trace_not_chosen(others), 1))
+        lines.append(TraceLine(trace_messages.trace_not_chosen(others), 1))
     titles = {h.passage_id: h.title for r in trace.rounds for b in r.branches for h in b.hits}
     for round_ in trace.rounds:
-        lines.append(TraceLine(messages.trace_round(round_.number, round_.seconds)))
+        lines.append(TraceLine(trace_messages.trace_round(round_.number, round_.seconds)))
         for branch in round_.branches:
             status = cast(FindingStatus, branch.status)
             outcome = messages.task_output(status, branch.found, branch.reason)
             lines.append(
                 TraceLine(
-                    messages.trace_branch(
+                    trace_messages.trace_branch(
                         _title(config, branch.collection),
                         branch.queries,
                         outcome,
@@ -66,11 +66,11 @@ def trace_lines(trace: AnswerTrace, config: CollectionsConfig) -> list[TraceLine
             )
             lines += [
                 TraceLine(
-                    messages.trace_hit(
+                    trace_messages.trace_hit(
                         rank,
                         hit.title,
                         hit.passage_id,
-                        messages.trace_scores(hit.word, hit.meaning, hit.fused),
+                        trace_messages.trace_scores(hit.word, hit.meaning, hit.fused),
                     ),
                     2,
                 )
@@ -78,7 +78,7 @@ def trace_lines(trace: AnswerTrace, config: CollectionsConfig) -> list[TraceLine
             ]
         lines += [
             TraceLine(
-                messages.trace_lead(
+                trace_messages.trace_lead(
                     lead.entity, _title(config, lead.collection), lead.source, titles.get(lead.origin, "")
                 ),
                 1,
@@ -87,16 +87,17 @@ def trace_lines(trace: AnswerTrace, config: CollectionsConfig) -> list[TraceLine
         ]
     if trace.decision is not None:
         decision = trace.decision
-        lines.append(TraceLine(messages.trace_decision(decision.outcome, decision.probability)))
+        lines.append(TraceLine(trace_messages.trace_decision(decision.outcome, decision.probability)))
         lines += [
-            TraceLine(messages.trace_kept(k.text, _title(config, k.collection)), 1) for k in decision.kept
+            TraceLine(trace_messages.trace_kept(k.text, _title(config, k.collection)), 1)
+            for k in decision.kept
         ]
-        lines += [TraceLine(messages.trace_dropped(d.text, d.reason), 1) for d in decision.dropped]
+        lines += [TraceLine(trace_messages.trace_dropped(d.text, d.reason), 1) for d in decision.dropped]
     if trace.model_calls:
-        lines.append(TraceLine(messages.TRACE_MODEL_CALLS))
+        lines.append(TraceLine(trace_messages.TRACE_MODEL_CALLS))
         lines += [
             TraceLine(
-                messages.trace_model_call(
+                trace_messages.trace_model_call(
                     c.purpose, c.model, c.seconds, (c.prompt_tokens, c.completion_tokens), c.outcome
                 ),
                 1,
@@ -104,13 +105,13 @@ def trace_lines(trace: AnswerTrace, config: CollectionsConfig) -> list[TraceLine
             for c in trace.model_calls
         ]
     else:
-        lines.append(TraceLine(messages.TRACE_NO_MODEL))
-    lines.append(TraceLine(messages.trace_footer(trace.seconds, trace.trace_id)))
+        lines.append(TraceLine(trace_messages.TRACE_NO_MODEL))
+    lines.append(TraceLine(trace_messages.trace_footer(trace.seconds, trace.trace_id)))
     return lines
 
 
 def _choice(why: str, score: float | None) -> str:
-    words = messages.TRACE_CHOICES.get(why, why)
+    words = trace_messages.TRACE_CHOICES.get(why, why)
     return words.format(score=f"{score:.3f}" if score is not None else "n/a")
 
 

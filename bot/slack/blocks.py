@@ -4,7 +4,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot import messages
+from bot import messages, trace_messages
 from bot.chat.progress import FINAL_PHASES, Row, StatusState
 from bot.chat.render import (
     AnswerFooter,
@@ -108,7 +108,7 @@ def answer_actions(
             {
                 "type": "button",
                 "action_id": TRACE_ACTION,
-                "text": {"type": "plain_text", "text": messages.TRACE_LABEL, "emoji": False},
+                "text": {"type": "plain_text", "text": trace_messages.TRACE_LABEL, "emoji": False},
                 "value": ident,
             }
         )

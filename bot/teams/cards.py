@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot import messages
+from bot import messages, trace_messages
 from bot.chat.progress import FINAL_PHASES, Row, StatusState
 from bot.chat.render import (
     AnswerFooter,
@@ -128,7 +128,11 @@ def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter 
     actions = _feedback_actions(answer, footer) if takes_votes(answer) else []
     if footer is not None and footer.traced and footer.question_id:
         actions.append(
-            {"type": "Action.Submit", "title": messages.TRACE_LABEL, "data": {TRACE_KEY: footer.question_id}}
+            {
+                "type": "Action.Submit",
+                "title": trace_messages.TRACE_LABEL,
+                "data": {TRACE_KEY: footer.question_id},
+            }
         )
     asked = answer.trace.question if answer.trace is not None else ""
     if answer.cached_at and asked:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from bot import messages
+from bot import trace_messages
 from bot.chat.feedback import (
     FeedbackStore,
     FeedbackUnavailableError,
@@ -62,7 +62,7 @@ async def print_trace(
     finally:
         await store.close()
     if trace is None:
-        say_error(messages.TRACE_NOT_FOUND)
+        say_error(trace_messages.TRACE_NOT_FOUND)
         return EXIT_NOT_FOUND
     if as_json:
         sys.stdout.write(json_printable(json.dumps(trace.model_dump(mode="json"), ensure_ascii=False)) + "\n")

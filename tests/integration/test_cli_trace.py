@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import messages
+from bot import trace_messages
 from bot.terminal.cli import main
 from tests.fakes.llm_api import FakeLLM
 from tests.integration.test_slack_feedback import _confer
@@ -29,18 +29,18 @@ def test_ask_trace_prints_how_the_answer_was_found_after_it(
     assert main(["ask", question, "--trace"]) == 0
     captured = capsys.readouterr()
     out, err = captured.out, captured.err
-    answer, _, trace = out.partition(messages.TRACE_TITLE)
+    answer, _, trace = out.partition(trace_messages.TRACE_TITLE)
     assert "Sources" in answer and "[1]" in answer  # the answer comes first
-    assert messages.TRACE_TITLE not in err and "Researching" in err  # stderr stays progress
+    assert trace_messages.TRACE_TITLE not in err and "Researching" in err  # stderr stays progress
     for title in ("Engineering handbook", "Security policy"):
         assert re.search(rf"^  {title}: \"[^\"]+\": \d+ sources? in [\d.]+ s$", trace, re.MULTILINE), trace
     hits = re.findall(
         r"^    \d\. .+ \((p_[0-9a-f]{20})\): (?:word [\d.]+, meaning [\d.]+, )?fused [\d.]+$", trace, re.M
     )
     assert hits, trace
-    assert "Answer: answered" in trace and messages.TRACE_NO_MODEL in trace
+    assert "Answer: answered" in trace and trace_messages.TRACE_NO_MODEL in trace
     # The candidate sentences the answer passed over, each with its text and the rule.
-    why = "|".join(re.escape(words) for words in messages.TRACE_DROP_REASONS.values())
+    why = "|".join(re.escape(words) for words in trace_messages.TRACE_DROP_REASONS.values())
     passed = re.findall(rf'^  Dropped: "(.+)": (?:{why})$', trace, re.MULTILINE)
     assert passed and not any(sentence in answer for sentence in passed), trace
 
@@ -57,7 +57,7 @@ def test_ask_trace_prints_how_the_answer_was_found_after_it(
     assert decision["outcome"] == "found"
     kept = {k["text"] for k in decision["kept"]}
     assert decision["dropped"] and all(
-        d["text"] and d["text"] not in kept and d["reason"] in messages.TRACE_DROP_REASONS
+        d["text"] and d["text"] not in kept and d["reason"] in trace_messages.TRACE_DROP_REASONS
         for d in decision["dropped"]
     )
     assert {c for d in decision["dropped"] for c in d["collections"]} <= {"engineering", "security"}
@@ -76,7 +76,7 @@ async def test_ask_trace_with_a_model_lists_its_calls_and_the_sentences_it_dropp
         assert await _confer(["ask", "How long is parental leave? in:people", "--trace"]) == 0
     finally:
         await llm.stop()
-    trace = capsys.readouterr().out.partition(messages.TRACE_TITLE)[2]
+    trace = capsys.readouterr().out.partition(trace_messages.TRACE_TITLE)[2]
     calls = re.findall(r"^  ([a-z ]+) with fake-model, [\d.]+ s, \d+ \+ \d+ tokens: ok$", trace, re.MULTILINE)
     assert len(calls) == len(llm.stages()) and {"plan", "draft"} <= set(calls), (calls, llm.stages())
     # Every sentence the model wrote with a changed number is named, with why it was dropped.

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot import messages
+from bot import trace_messages
 from tests.fakes.llm_api import FakeLLM
 from tests.integration.conftest import Harness, running_harness
 from tests.integration.test_slack_feedback import THREAD, _answer_ts, _ask, _confer, _feedback_click
@@ -24,7 +24,7 @@ def _trace_button(answer: dict[str, Any]) -> dict[str, Any]:
     """The clicked element as Slack sends it: the "How I found this" button of the answer."""
     [block] = [b for b in answer["blocks"] if b["type"] == "actions" and b["block_id"].startswith("trace:")]
     [button] = block["elements"]
-    assert button["text"]["text"] == messages.TRACE_LABEL
+    assert button["text"]["text"] == trace_messages.TRACE_LABEL
     return {
         "type": "button",
         "action_id": button["action_id"],
@@ -63,8 +63,8 @@ async def test_how_i_found_this_shows_the_trace_only_to_the_asker(
     # shown nothing of the trace.
     refused = await _click_trace(harness, answer, user=OTHER_USER)
     assert (refused["channel"], refused["user"], refused["thread_ts"]) == ("C0001", OTHER_USER, THREAD)
-    assert refused["text"] == messages.TRACE_ASKER_ONLY
-    assert messages.TRACE_TITLE not in json.dumps(refused) and not re.search(
+    assert refused["text"] == trace_messages.TRACE_ASKER_ONLY
+    assert trace_messages.TRACE_TITLE not in json.dumps(refused) and not re.search(
         r"p_[0-9a-f]{20}", json.dumps(refused)
     )
     # The asker clicks: the trace, to them only (an ephemeral message in the answer's thread).
@@ -72,7 +72,7 @@ async def test_how_i_found_this_shows_the_trace_only_to_the_asker(
     assert (shown["channel"], shown["user"], shown["thread_ts"]) == ("C0001", ASKER, THREAD)
     assert len(harness.fake.ok_calls("chat.postMessage")) == posts_before  # nothing in the channel
     text = _shown(shown)
-    assert shown["text"] == messages.TRACE_TITLE
+    assert shown["text"] == trace_messages.TRACE_TITLE
     # Every collection searched, with its query and its hits (passage ids and their scores).
     for title in ("Engineering handbook", "Security policy"):
         assert re.search(rf"• {title}: \"[^\"]+\": \d+ sources? in [\d.]+ s", text), text
@@ -83,9 +83,9 @@ async def test_how_i_found_this_shows_the_trace_only_to_the_asker(
     assert record is not None and record.passage_ids
     assert set(record.passage_ids) <= set(re.findall(r"p_[0-9a-f]{20}", text))
     assert "Plan: a comparative question" in text and "Answer: answered" in text
-    assert messages.TRACE_NO_MODEL in text  # no model configured: no model call
+    assert trace_messages.TRACE_NO_MODEL in text  # no model configured: no model call
     # The sentences the answer passed over, each with its text and the rule that left it out.
-    why = "|".join(re.escape(words) for words in messages.TRACE_DROP_REASONS.values())
+    why = "|".join(re.escape(words) for words in trace_messages.TRACE_DROP_REASONS.values())
     assert re.search(rf'^• Dropped: "[^"]+": (?:{why})$', text, re.MULTILINE), text
     assert harness.server.metrics.registry.get_sample_value("confer_traces_shown_total") == 1.0
 
@@ -105,7 +105,7 @@ async def test_how_i_found_this_shows_the_trace_only_to_the_asker(
     assert await _confer(["feedback", "--json"]) == 0
     assert [v["traced"] for v in json.loads(capsys.readouterr().out)["votes"]] == [True]
     assert await _confer(["trace", "0000000000000000"]) == 1
-    assert messages.TRACE_NOT_FOUND in capsys.readouterr().err
+    assert trace_messages.TRACE_NOT_FOUND in capsys.readouterr().err
 
 
 async def test_a_trace_shown_where_a_collection_may_not_be_searched_leaves_its_passages_out(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot import messages
+from bot import trace_messages
 from tests.fakes.bot_connector import USER_ID, ConnectorCall
 from tests.integration.test_teams import CHANNEL, TeamsHarness, _start, _stop
 
@@ -32,7 +32,7 @@ async def teams(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncItera
 
 
 def _trace_action(card: dict[str, Any]) -> dict[str, Any]:
-    [action] = [a for a in card["actions"] if a.get("title") == messages.TRACE_LABEL]
+    [action] = [a for a in card["actions"] if a.get("title") == trace_messages.TRACE_LABEL]
     assert action["type"] == "Action.Submit"
     return dict(action["data"])
 
@@ -75,20 +75,20 @@ async def test_how_i_found_this_is_sent_only_to_the_asker_and_names_what_was_sea
     # can open it; nothing of the trace.
     refused = await _click(teams, _trace_action(card), conversation=conversation, n=1, user=CLICKER)
     assert refused.conversation_id == _chat_with(teams, CLICKER)
-    assert refused.card is None and refused.body["text"] == messages.TRACE_ASKER_ONLY
+    assert refused.card is None and refused.body["text"] == trace_messages.TRACE_ASKER_ONLY
     # The asker clicks: the trace, as a card, in a one-to-one chat with them.
     sent = await _click(teams, _trace_action(card), conversation=conversation, n=2)
     assert sent.conversation_id == _chat_with(teams, ASKER)
     assert len(teams.connector.ok("reply")) == replies_before  # nothing new in the channel
     assert sent.card is not None
     text = _read(sent)
-    assert messages.TRACE_TITLE in text
+    assert trace_messages.TRACE_TITLE in text
     for title in ("Engineering handbook", "Security policy"):
         assert re.search(rf"• {title}: \"[^\"]+\": \d+ sources? in [\d.]+ s", text), text
     assert re.search(r"◦ 1\. .+ \(p_[0-9a-f]{20}\): (word [\d.]+, meaning [\d.]+, )?fused [\d.]+", text), text
-    assert messages.TRACE_NO_MODEL in text
+    assert trace_messages.TRACE_NO_MODEL in text
     # The sentences the answer passed over, each with its text and the rule that left it out.
-    why = "|".join(re.escape(words) for words in messages.TRACE_DROP_REASONS.values())
+    why = "|".join(re.escape(words) for words in trace_messages.TRACE_DROP_REASONS.values())
     assert re.search(rf'^• Dropped: "[^"]+": (?:{why})$', text, re.MULTILINE), text
 
 
