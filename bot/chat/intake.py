@@ -18,7 +18,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
-from bot import messages, trace_messages
+from bot import messages
+from bot.chat import trace_messages
 from bot.chat.access import PlaceDeniedError, allowed_collections, listed_places, policy_for
 from bot.chat.audience import Asker, restricted_matches
 from bot.chat.conversations import Conversations, Prepared

@@ -8,7 +8,8 @@ shown in may search: ``shown_in`` keeps a trace within the place's collections b
 from dataclasses import dataclass
 from typing import cast
 
-from bot import messages, trace_messages
+from bot import messages
+from bot.chat import trace_messages
 from graph import AnswerTrace, FindingStatus
 from retrieval.collections import CollectionsConfig
 

@@ -4,7 +4,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot import messages, trace_messages
+from bot import messages
+from bot.chat import trace_messages
 from bot.chat.progress import FINAL_PHASES, Row, StatusState
 from bot.chat.render import (
     AnswerFooter,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from bot import trace_messages
+from bot.chat import trace_messages
 from bot.chat.feedback import (
     FeedbackStore,
     FeedbackUnavailableError,

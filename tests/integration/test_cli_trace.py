@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import trace_messages
+from bot.chat import trace_messages
 from bot.terminal.cli import main
 from tests.fakes.llm_api import FakeLLM
 from tests.integration.test_slack_feedback import _confer

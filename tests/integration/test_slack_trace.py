@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot import trace_messages
+from bot.chat import trace_messages
 from tests.fakes.llm_api import FakeLLM
 from tests.integration.conftest import Harness, running_harness
 from tests.integration.test_slack_feedback import THREAD, _answer_ts, _ask, _confer, _feedback_click

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot import trace_messages
+from bot.chat import trace_messages
 from tests.fakes.bot_connector import USER_ID, ConnectorCall
 from tests.integration.test_teams import CHANNEL, TeamsHarness, _start, _stop
 
