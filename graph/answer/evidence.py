@@ -31,7 +31,7 @@ def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
         origin = finding.origin if any(p.id == finding.origin for p in first) else ""
         origin = origin or (first[0].id if first else "")
         anchored.setdefault(origin, about)
-    if len(first) > 1 and first[0].id in anchored and linked(first[0], first[1]):
+    if len(first) > 1 and first[0].id in anchored and names_each_other(first[0], first[1]):
         # The first two already belong together (one names the other): keep them first.
         anchored[first[1].id] = anchored.pop(first[0].id)
     ranked: dict[str, Passage] = {}
@@ -48,7 +48,7 @@ def merge_passages(findings: Sequence[Finding]) -> tuple[Passage, ...]:
     return tuple(ranked.values())
 
 
-def linked(a: Passage, b: Passage) -> bool:
+def names_each_other(a: Passage, b: Passage) -> bool:
     """Whether either passage names the other's subject (its title, without a parenthesis)."""
 
     def subject(p: Passage) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from graph.answer.compose import DUPLICATE, as_claims, concise, judge_evidence, judgement_of
 from graph.answer.compose import closest as closest_sentences
-from graph.answer.evidence import linked, merge_passages, other_language, outcomes_of, question_of
+from graph.answer.evidence import merge_passages, names_each_other, other_language, outcomes_of, question_of
 from graph.answer.extractive import jaccard
 from graph.answer.judge import Judges
 from graph.answer.meaning import ANSWERS, RELATED, Closeness, TermAliases, quotable_sentences
@@ -330,7 +330,10 @@ def choose_claims(
     chosen = {c.text for c, _ in kept}  # before the second hops join them
     _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
     added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
-    links = frozenset(hops | added | required)
+    # The next link of what was asked: a kept passage and another kept one that names its subject
+    # (or whose subject it names) belong together, whatever the closeness of each to the question.
+    chain = {p.id for p in kept_passages if any(names_each_other(p, q) for q in kept_passages if q is not p)}
+    links = frozenset(hops | added | required | chain)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merged, comparison=plan.kind == "comparative")
     if plan.kind != "comparative":
@@ -462,7 +465,7 @@ def _documents_that_belong(
         for (claim, collection), passage in zip(kept, passages, strict=True)
         if closest.get(passage.doc_id, bar) >= bar
         or passage.id in keep
-        or any(linked(passage, other) for other in close)
+        or any(names_each_other(passage, other) for other in close)
     ]
 
 
@@ -537,7 +540,7 @@ def _hop_missing(
             subject = _subject(other)
             if len(subject) > 2 and mentions(text, subject):
                 return False
-            if linked(passage, other):
+            if names_each_other(passage, other):
                 return False
     return True
 

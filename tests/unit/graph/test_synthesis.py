@@ -1,8 +1,12 @@
+import numpy as np
+
 from graph.answer.evidence import merge_passages
+from graph.answer.meaning import Closeness, candidates
 from graph.answer.synthesis import build_answer, choose_claims, select_claims, synthesize_extractive
 from graph.context import ResearchLimits
 from graph.models import Claim, Finding, Plan, QueryHits, ResearchTask
 from retrieval.passages import Passage
+from tests.unit.graph.judges import judges_by
 
 
 def _p(pid: str, collection: str, text: str, score: float) -> Passage:
@@ -387,6 +391,36 @@ def test_a_bridge_answered_across_two_linked_passages_is_found() -> None:
     texts = " ".join(sentence.text for section in answer.sections for sentence in section.sentences)
     assert "written by Sam Ortiz and Peter Vance" in texts
     assert 'credits include "Moonfall Harbor"' in texts
+
+
+def test_the_second_link_of_a_bridge_stays_in_an_answer_cut_to_what_answers() -> None:
+    """Read alone, the writer's sentence is far from the whole question, and the answer judge
+    finds it unrelated; it stays, because the film's kept passage names the writer its passage is
+    about: the second link of what was asked is no padding."""
+    writer = _titled(
+        "writer",
+        "Peter Vance",
+        'Peter Vance is an American screenwriter. His screenwriting credits include "Moonfall '
+        'Harbor" (1998).',
+        7.0,
+    )
+    passages = [FILM, writer, *FILLER]
+    read = {(p.id, sentence): 0.1 for p, sentence in candidates(passages)}
+    read[(FILM.id, FILM.text.split(". ")[0] + ".")] = 0.8
+    judged = Closeness(cosines=read, question=np.zeros(2, dtype=np.float32))
+    judges = judges_by({"cosine": 8.0}, bias=-4.0, answers=0.5, related=0.3)
+    answer = synthesize_extractive(
+        _asked(SCREENWRITER, "places"),
+        [_finding("places", passages, [])],
+        ResearchLimits(),
+        judged_closeness=judged,
+        judges=judges,
+    )
+    texts = " ".join(sentence.text for section in answer.sections for sentence in section.sentences)
+    assert 'credits include "Moonfall Harbor"' in texts
+    assert not any(
+        "Harbor Town" in sentence.text for section in answer.sections for sentence in section.sentences
+    )
 
 
 def test_two_linked_passages_that_repeat_each_other_do_not_make_a_bridge() -> None:
