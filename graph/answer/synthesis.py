@@ -333,7 +333,17 @@ def choose_claims(
     # The next link of what was asked: a kept passage and another kept one that names its subject
     # (or whose subject it names) belong together, whatever the closeness of each to the question.
     chain = {p.id for p in kept_passages if any(names_each_other(p, q) for q in kept_passages if q is not p)}
-    links = frozenset(hops | added | required | chain)
+    # A kept sentence that names one of the question's names no sentence before it names carries
+    # a part of the ask ("which genus has more species, Bactris or Epigaea"): its passage is needed.
+    named: set[tuple[str, ...]] = set()
+    parts = set()
+    for (claim, _), passage in zip(kept, kept_passages, strict=True):
+        said = set(words(passage.title + " " + claim.text))
+        fresh = {e for e in focus.entities if e not in named and names_entity(e, said)}
+        if fresh and named:
+            parts.add(passage.id)
+        named |= fresh
+    links = frozenset(hops | added | required | chain | parts)
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merged, comparison=plan.kind == "comparative")
     if plan.kind != "comparative":
