@@ -423,6 +423,28 @@ def test_the_second_link_of_a_bridge_stays_in_an_answer_cut_to_what_answers() ->
     )
 
 
+def test_a_sentence_naming_another_of_the_questions_names_stays_in_an_answer_cut_to_what_answers() -> None:
+    """Each genus is in its own passage; the judge reads the second one's sentence as unrelated, but
+    it is the only one naming Bactris: it carries a part of the ask and stays."""
+    epigaea = _titled(
+        "epigaea", "Epigaea", "Epigaea is a genus comprising three species of flowering plants.", 9.0
+    )
+    bactris = _titled("bactris", "Bactris", "Bactris is a genus of spiny palms with 77 species.", 8.0)
+    passages = [epigaea, bactris, *FILLER]
+    read = {(p.id, sentence): 0.1 for p, sentence in candidates(passages)}
+    read[(epigaea.id, epigaea.text)] = 0.8
+    judged = Closeness(cosines=read, question=np.zeros(2, dtype=np.float32))
+    answer = synthesize_extractive(
+        _asked("Which genus has more species, Bactris or Epigaea?", "places"),
+        [_finding("places", passages, [])],
+        ResearchLimits(),
+        judged_closeness=judged,
+        judges=judges_by({"cosine": 8.0}, bias=-4.0, answers=0.5, related=0.3),
+    )
+    texts = " ".join(sentence.text for section in answer.sections for sentence in section.sentences)
+    assert "three species" in texts and "77 species" in texts
+
+
 def test_two_linked_passages_that_repeat_each_other_do_not_make_a_bridge() -> None:
     # The writer's own passage is gone: what is left is the film and a festival passage that names
     # the film and the words of the question without saying who wrote what. Their link adds
