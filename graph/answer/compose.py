@@ -119,8 +119,10 @@ def in_document_order(
 
     def position(pid: str, claim: Claim) -> int:
         passage = passages.get(pid)
-        at = passage.text.find(claim.text) if passage is not None else -1
-        return at if at >= 0 else len(passage.text) if passage is not None else 0
+        if passage is None:  # a passage the judge did not read: its sentences keep their order
+            return 0
+        at = passage.text.find(claim.text)
+        return at if at >= 0 else len(passage.text)  # not found as written: after the others
 
     return [
         item for pid, group in groups.items() for item in sorted(group, key=lambda c: position(pid, c[0]))
