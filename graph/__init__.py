@@ -13,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from graph.answer.judge import FEATURES, JUDGE_FILE, MEANING_FEATURES, question_signals
+    from graph.answer.judge import BEST_FEW, FEATURES, JUDGE_FILE, MEANING_FEATURES, question_signals
     from graph.answer.suggestions import Suggestion, suggest_followups
     from graph.builder import ResearchGraph, build_research_graph
     from graph.context import GraphContext, ResearchLimits
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 # Each public name and the module that defines it.
 _HOMES = {
+    "BEST_FEW": "graph.answer.judge",
     "FEATURES": "graph.answer.judge",
     "JUDGE_FILE": "graph.answer.judge",
     "MEANING_FEATURES": "graph.answer.judge",
@@ -97,6 +98,7 @@ _HOMES = {
 }
 
 __all__ = [
+    "BEST_FEW",
     "FEATURES",
     "JUDGE_FILE",
     "MEANING_FEATURES",

@@ -12,8 +12,9 @@
   same file), each question weighing the same, then its two thresholds: ``answers``, the
   probability that best separates questions whose evidence answers from those whose evidence is
   gone or never existed (balanced accuracy, each domain weighing the same); ``related``, below
-  which a reply says nothing related was found (the sentence probability that the best sentences
-  of all but ``RELATED_MISS`` of the answering runs reach). The words-only model is fitted the
+  which a reply says nothing related was found: the lowest best-sentence probability of any run
+  whose evidence answers, so that no such run would have had what it found hidden (what was found
+  is shown as the closest whenever it may be what the asker wants). The words-only model is fitted the
   same way with the meaning signals left out. Leave-one-domain-out figures are printed (train on
   every domain but one, test on it)."""
 
@@ -39,13 +40,12 @@ from bot.evaluation.suites import EvidenceHidingBackend, ask_in_conversation, th
 from bot.metrics import build_metrics
 from bot.settings import ConferSettings
 from bot.wiring import build_service
-from graph import FEATURES, JUDGE_FILE, MEANING_FEATURES, Answer, Judgement, question_signals
+from graph import BEST_FEW, FEATURES, JUDGE_FILE, MEANING_FEATURES, Answer, Judgement, question_signals
 from retrieval.language import content_words, stem_in
 
 logger = logging.getLogger(__name__)
 
 L2 = 1.0  # ridge on the standardised weights: keeps a signal rare in the data from dominating
-RELATED_MISS = 0.05  # share of answerable questions whose best sentence may fall below ``related``
 SHORT_ANSWER_WORDS = 6  # a gold answer longer than this is a reference answer, matched by words
 REFERENCE_SHARE = 0.5  # share of a sentence's content words a reference answer must hold
 
@@ -161,7 +161,6 @@ def load_rows(paths: Sequence[Path]) -> list[Row]:
 
 
 Matrix = npt.NDArray[np.float64]
-TOP = 3  # an answer's sentences come from the judge's best few: a run answers when one of them does
 
 
 @dataclass(frozen=True)
@@ -232,7 +231,7 @@ def _answers(sentence: Fitted, row: Row) -> bool:
         return False
     p = sentence.probabilities(row.features)
     order = sorted(range(len(p)), key=lambda i: -p[i])
-    return any(row.labels[i] for i in order[:TOP])
+    return any(row.labels[i] for i in order[:BEST_FEW])
 
 
 def fit(rows: Sequence[Row], *, meaning: bool) -> Judge:
@@ -259,9 +258,10 @@ def fit(rows: Sequence[Row], *, meaning: bool) -> Judge:
     top = max(balanced)
     winners = [t for t, b in zip(grid, balanced, strict=True) if b >= top - 1e-12]
     answers = winners[len(winners) // 2]
-    # the best sentence's own probability in the runs that answer
-    best = sorted(float(sentence.probabilities(r.features).max()) for i, r in enumerate(rows) if qy[i])
-    related = best[int(RELATED_MISS * len(best))] if best else 0.0
+    # the best sentence's own probability in the runs that answer: none of them says "nothing related"
+    related = min(
+        (float(sentence.probabilities(r.features).max()) for i, r in enumerate(rows) if qy[i]), default=0.0
+    )
     return Judge(sentence, question, answers, related)
 
 
@@ -295,8 +295,9 @@ def _balanced(scores: Sequence[tuple[float, bool, str]], t: float) -> float:
 
 def evaluate_on(judge: Judge, rows: Sequence[Row]) -> dict[str, float]:
     """On held-out rows: runs whose evidence answers that are answered with an answering sentence
-    among the judge's best few, those said "not found", runs without evidence said found, and the
-    pair AUC of the sentence stage."""
+    among the judge's best few, those said "not found", runs without evidence said found, the
+    pair AUC of the sentence stage, and the replies that would say "nothing related": of runs
+    whose evidence answers (what was found hidden), and of runs without evidence."""
     answerable = [r for r in rows if r.answerable and any(r.labels)]
     without = [r for r in rows if not r.answerable]
     aucs = []
@@ -314,9 +315,15 @@ def evaluate_on(judge: Judge, rows: Sequence[Row]) -> dict[str, float]:
         "wrongly_not_found": _share([judge.answerability(r) < judge.answers for r in answerable]),
         "no_evidence_said_found": _share([judge.answerability(r) >= judge.answers for r in without]),
         "sentence_auc": sum(aucs) / len(aucs) if aucs else math.nan,
+        "answerable_nothing": _share([_best(judge, r) < judge.related for r in answerable]),
+        "without_nothing": _share([_best(judge, r) < judge.related for r in without]),
         "answerable": len(answerable),
         "without_evidence": len(without),
     }
+
+
+def _best(judge: Judge, row: Row) -> float:
+    return float(judge.sentence.probabilities(row.features).max())
 
 
 def _share(values: Sequence[bool]) -> float:
@@ -391,13 +398,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {domain}: " + ", ".join(f"{k} {v:.3f}" for k, v in own.items()))
     for name, with_meaning in (("meaning and words", True), ("words only", False)):
         print(f"leave one domain out, {name} (trained on the others):")
-        print("| left out | answerable | answered right | wrongly not found | no evidence, found | AUC |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print(
+            "| left out | answerable | answered right | wrongly not found | no evidence, found | AUC"
+            ' | answerable, "nothing related" | no evidence, "nothing related" |'
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for domain, figures in leave_one_domain_out(rows, meaning=with_meaning):
             print(
                 f"| {domain} | {figures['answerable']} | {100 * figures['answered_right']:.1f} | "
                 f"{100 * figures['wrongly_not_found']:.1f} | {100 * figures['no_evidence_said_found']:.1f} | "
-                f"{figures['sentence_auc']:.3f} |"
+                f"{figures['sentence_auc']:.3f} | {100 * figures['answerable_nothing']:.1f} | "
+                f"{100 * figures['without_nothing']:.1f} |"
             )
     return 0
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
 from graph.answer.extractive import jaccard
-from graph.answer.judge import FEATURES, Judged, JudgeModel, Judges, judge
+from graph.answer.judge import BEST_FEW, FEATURES, Judged, JudgeModel, Judges, judge
 from graph.answer.meaning import Closeness, TermAliases, candidates
 from graph.answer.relevance import assess_coverage, focus_of
 from graph.models import Claim, JudgedSentence, Judgement, Plan
@@ -74,13 +74,12 @@ def closest(judged: Sequence[Judged], judgement: Judgement) -> list[Judged]:
 def concise(
     claims: Sequence[tuple[Claim, str]],
     judged: Sequence[Judged],
-    judgement: Judgement,
     *,
     links: AbstractSet[str] = frozenset(),
 ) -> list[tuple[Claim, str]]:
-    """The answer's sentences without padding: its first sentence; every other that the judge
-    finds at least related to the question (``JudgeModel.related``) or that holds the kind of thing
-    the question asks for (a day, a number, a name); and one more sentence of the first one's
+    """The answer's sentences without padding: its first sentence; every other that is among the
+    judge's best few (``BEST_FEW``: the sentences it finds most likely to answer) or that holds the
+    kind of thing the question asks for (a day, a number, a name); and one more sentence of the first one's
     passage, as context. A sentence the judge did not read (one from beyond the best passages) or
     one of a passage in ``links`` (a second hop's, a comparison side's) stays. The first sentence
     opens the answer; the others follow, each passage's in their document's order, the passages in
@@ -88,6 +87,7 @@ def concise(
     if len(claims) < 2:
         return list(claims)
     read = {j.text: j for j in judged}
+    best = {j.text for j in judged[:BEST_FEW]}
     offers, asks = FEATURES.index("offers"), FEATURES.index("asks")
     first = claims[0][0]
     kept = [claims[0]]
@@ -96,7 +96,7 @@ def concise(
         item = read.get(claim.text)
         if (
             item is None
-            or item.probability >= judgement.related_at
+            or item.text in best
             or item.features[offers] * item.features[asks]
             or any(pid in links for pid in claim.passage_ids)
         ):

@@ -49,6 +49,9 @@ FEATURES: tuple[str, ...] = (
     "length",  # its length, up to 60 words
 )
 MEANING_FEATURES = frozenset({"cosine", "cosine_gap", "passage_cosine", "margin", "passage_meaning"})
+# An answer's sentences are the judge's best few: the fit counts a run as answered when one of
+# them answers, and a concise answer keeps, of its sentences, those among them.
+BEST_FEW = 3
 
 Outcome = Literal["answers", "closest", "nothing"]
 

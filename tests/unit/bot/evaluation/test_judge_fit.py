@@ -71,3 +71,17 @@ def test_the_fit_command_writes_a_judge_the_runtime_loads(tmp_path: Path) -> Non
     again = tmp_path / "again.json"
     main(["fit", str(data), "--out", str(again)])
     assert again.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")  # same data, same file
+
+
+def test_no_run_whose_evidence_answers_would_be_told_nothing_related_was_found() -> None:
+    rows = _rows("handbook", 0.0) + _rows("product", 0.05)
+    # one answering run whose answering sentence is barely above the rest: still "related"
+    width = len(FEATURES)
+    faint = [0.32] + [0.0] * (width - 1)
+    rows.append(Row("handbook", "faint", True, [faint, [0.3] + [0.0] * (width - 1)], [1, 0]))
+    judge = fit(rows, meaning=True)
+    answering = [r for r in rows if r.answerable and any(r.labels)]
+    assert all(judge.sentence.probabilities(r.features).max() >= judge.related for r in answering)
+    figures = evaluate_on(judge, rows)
+    assert figures["answerable_nothing"] == 0.0
+    assert figures["without_nothing"] > 0.0  # runs weaker than every answering one are "nothing related"
