@@ -813,7 +813,7 @@ def synthesize_extractive(
         claims = selection.claims
         # (Only with meanings read: without them the judge reads words alone, and is too weak to cut.)
         if plan.kind != "comparative" and judged_closeness is not None:
-            claims = concise(claims, judged, links=selection.links)
+            claims = concise(claims, judged, judgement, links=selection.links)
         said = {c.text for c, _ in claims}
         padding = [(c, n, "not_answering") for c, n in selection.claims if c.text not in said]
         answer, _ = build_answer(plan, findings, claims)

@@ -100,8 +100,9 @@ def _judged(pid: str, text: str, probability: float, *, doc: str = "") -> Judged
 
 def test_an_answer_keeps_what_answers_one_sentence_of_context_and_nothing_unrelated() -> None:
     """The checks picked five sentences, best first. The answer keeps the first; the one among the
-    judge's best few; the one holding the number asked for (whatever the judge made of it); one more
-    of the first one's passage as context (the next is padding); and one the judge never read.
+    judge's best few (one likely enough but not among them is padding); the one holding the number
+    asked for (whatever the judge made of it); one more of the first one's passage as context (the
+    next is padding); and one the judge never read.
     The first opens the answer; the others follow, each passage's in their document's order."""
     policy = _p(
         "a", "Hotels are booked on the portal. A hotel costs up to 180 euros a night. Bookings are audited."
@@ -125,6 +126,7 @@ def test_an_answer_keeps_what_answers_one_sentence_of_context_and_nothing_unrela
         read(other, "The portal was built in 2019.", 0.05, number),
         read(policy, "Bookings are audited.", 0.05, plain),
     ]
+    judgement = judgement_of(judged, judges_by({}, related=0.3).meaning)
 
     def claim(passage: Passage, text: str) -> tuple[Claim, str]:
         return Claim(text=text, passage_ids=(passage.id,), coverage=0.5), "people"
@@ -138,7 +140,7 @@ def test_an_answer_keeps_what_answers_one_sentence_of_context_and_nothing_unrela
         claim(other, "The portal was built in 2019."),
         claim(_p("c", "Unread."), "Unread."),
     ]
-    assert [c.text for c, _ in concise(picked, judged)] == [
+    assert [c.text for c, _ in concise(picked, judged, judgement)] == [
         "A hotel costs up to 180 euros a night.",
         "Hotels are booked on the portal.",
         "Meals are paid up to 60 euros a day.",
