@@ -183,19 +183,23 @@ def _field(tag: bytes, value: bytes) -> bytes:
 
 def _key_value(key: str, value: object) -> bytes | None:
     """An attribute's ``KeyValue`` field, or ``None`` for a value the SDK's encoder is left to
-    write (bytes, a sequence or mapping, an int beyond int64, a subclass)."""
+    write (bytes, a sequence or mapping, an int beyond int64, a subclass, text with a lone
+    surrogate: the SDK drops that attribute)."""
     kind = type(value)
-    if kind is str:
-        encoded = _field(b"\x0a", value.encode())  # type: ignore[attr-defined]
-    elif kind is bool:
-        encoded = b"\x10\x01" if value else b"\x10\x00"
-    elif kind is int and value in _INT64:
-        encoded = b"\x18" + _varint(value & 0xFFFF_FFFF_FFFF_FFFF)  # type: ignore[operator]
-    elif kind is float:
-        encoded = b"\x21" + struct.pack("<d", value)
-    else:
+    try:
+        if kind is str:
+            encoded = _field(b"\x0a", value.encode())  # type: ignore[attr-defined]
+        elif kind is bool:
+            encoded = b"\x10\x01" if value else b"\x10\x00"
+        elif kind is int and value in _INT64:
+            encoded = b"\x18" + _varint(value & 0xFFFF_FFFF_FFFF_FFFF)  # type: ignore[operator]
+        elif kind is float:
+            encoded = b"\x21" + struct.pack("<d", value)
+        else:
+            return None
+        return _field(b"\x4a", _field(b"\x0a", key.encode()) + _field(b"\x12", encoded))
+    except UnicodeEncodeError:
         return None
-    return _field(b"\x4a", _field(b"\x0a", key.encode()) + _field(b"\x12", encoded))
 
 
 def _attributes(attributes: Mapping[str, object]) -> bytes | None:

@@ -67,8 +67,9 @@ def _recorded() -> list[ReadableSpan]:
         with graph.start_as_current_span("event") as evented:
             evented.add_event("retried", {"attempt": 2})
         graph.start_span("linked", links=[Link(research.get_span_context(), {"why": "x"})]).end()
-        for unusual in ((1, 2), ("a", "b"), b"\x00\x01", 2**63, {"k": "v"}):
-            graph.start_span("unusual", attributes={"value": unusual}).end()
+        for unusual in ((1, 2), ("a", "b"), b"\x00\x01", 2**63, {"k": "v"}, "lone \udc80 surrogate"):
+            graph.start_span("unusual", attributes={"value": unusual, "n": 1}).end()
+        graph.start_span("unusual", attributes={"key \udc80": "v", "n": 1}).end()
     return list(finished.get_finished_spans())
 
 
