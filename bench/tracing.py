@@ -8,7 +8,8 @@ after another, the modes' order rotating each round:
 - ``trace``: the stored trace only (as with OTLP unset): recorded, built and kept in a SQLite
   feedback store as a chat answer's is (``FeedbackStore.keep_trace``);
 - ``on``: the stored trace and every span exported over OTLP/HTTP by the SDK's batch processor
-  and exporter (as ``bot.telemetry`` configures them) to a receiver in another process
+  and Confer's exporter (``bot.telemetry.span_exporter``, as the service has them) to a receiver
+  in another process
   (``tests/fakes/otlp.py``), the block's spans flushed before its CPU is read (one batch for the
   block, as a service answering about a question a second sends them);
 - ``alone``: the same, each question's spans flushed on their own (a lightly loaded service);
@@ -46,6 +47,7 @@ from bench.answer_cache import QUESTIONS, ROOT, indexed_samples
 from bot.chat.feedback import asker_id, build_feedback_store
 from bot.chat.service import ResearchService
 from bot.metrics import build_metrics
+from bot.telemetry import span_exporter
 from graph import Question
 from graph.context import ResearchLimits
 
@@ -81,10 +83,9 @@ class _Switch(trace.TracerProvider):
 
 
 def _providers() -> tuple[dict[str, Any], Any]:
-    """The SDK's providers as ``bot.telemetry`` configures them (a batch processor, the OTLP/HTTP
-    exporter): one exporting every span, one sampling ``SAMPLED`` of the questions; and a count of
-    the questions the second one sampled."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    """The SDK's providers as ``bot.telemetry`` configures them (a batch processor, Confer's
+    OTLP/HTTP exporter): one exporting every span, one sampling ``SAMPLED`` of the questions; and a
+    count of the questions the second one sampled."""
     from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
     from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
@@ -96,9 +97,9 @@ def _providers() -> tuple[dict[str, Any], Any]:
             self.sampled += span.parent is None
 
     every = TracerProvider()
-    every.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    every.add_span_processor(BatchSpanProcessor(span_exporter()))
     sampled = TracerProvider(sampler=ParentBased(TraceIdRatioBased(SAMPLED)))
-    sampled.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    sampled.add_span_processor(BatchSpanProcessor(span_exporter()))
     roots = Roots()
     sampled.add_span_processor(roots)
     return {"on": every, "alone": every, "sampled": sampled}, roots

@@ -14,9 +14,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from aiohttp import ClientError, ClientSession
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from bot.chat.feedback import build_feedback_store
+from bot.telemetry import span_exporter
 from tests.conftest import ROOT
 from tests.fakes.llm_api import FakeLLM
 from tests.fakes.otlp import FakeOtlpReceiver, ReceivedSpan
@@ -173,3 +179,34 @@ def test_without_an_endpoint_no_exporter_is_created(sample_dir: Path) -> None:
         check=True,
     )
     assert done.stdout.split() == ["ProxyTracerProvider", "False"]
+
+
+async def test_the_exporter_sends_through_the_proxy_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its session reads the proxy settings once, not on every request: each batch still goes the way
+    the environment says (the receiver stands in for the proxy; the collector's name resolves nowhere)."""
+    receiver = await FakeOtlpReceiver().start()
+    for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", receiver.url)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://collector.invalid:4318/v1/traces")
+    recorded = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "confer"}))
+    provider.add_span_processor(SimpleSpanProcessor(recorded))
+    tracer = provider.get_tracer("confer.graph")
+    exporter = span_exporter()
+    try:
+        for batch in ("plan", "reflect"):
+            with tracer.start_as_current_span(f"node {batch}", attributes={"langgraph.node": batch}):
+                pass
+            result = await asyncio.to_thread(exporter.export, recorded.get_finished_spans())
+            assert result is SpanExportResult.SUCCESS
+            recorded.clear()
+    finally:
+        exporter.shutdown()
+        await receiver.stop()
+    assert [(s.name, s.attributes, s.service) for s in receiver.spans] == [
+        ("node plan", {"langgraph.node": "plan"}, "confer"),
+        ("node reflect", {"langgraph.node": "reflect"}, "confer"),
+    ]
