@@ -45,6 +45,9 @@ MIN_SUBJECT_SHARE = 0.5
 MIN_SUBJECT_AND_PASSAGE = 0.75
 # A passage is about an entity its text names within this many words more than the entity has.
 OPENING_SLACK = 3
+# A sentence holding what the question asks for (a date for "when", a number for "how many", a
+# name for "who"), beyond what the question says, is likelier to answer it.
+ANSWER_BONUS = 0.1
 # How many of the best retrieved passages are read for their coverage of the ask.
 PASSAGES_COVERING = 10
 

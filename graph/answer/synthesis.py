@@ -12,10 +12,11 @@ from graph.answer.compose import DUPLICATE, as_claims, concise, judge_evidence, 
 from graph.answer.compose import closest as closest_sentences
 from graph.answer.evidence import merge_passages, names_each_other, other_language, outcomes_of, question_of
 from graph.answer.extractive import jaccard
+from graph.answer.hops import add_followed, both_hops, hop_missing
 from graph.answer.judge import Judges
 from graph.answer.meaning import ANSWERS, RELATED, Closeness, TermAliases, quotable_sentences
 from graph.answer.relevance import (
-    MAX_MISSING_SHARE,
+    ANSWER_BONUS,
     Coverage,
     QuestionFocus,
     assess_coverage,
@@ -40,7 +41,6 @@ from graph.research.reflect import is_about
 from graph.trace import passed_over
 from graph.verify.citations import best_quote, is_supported
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
-from retrieval.names import mentions
 from retrieval.passages import Passage
 from retrieval.scoring import is_hybrid
 from retrieval.text import sentence_analysis, stems, tokens, words
@@ -57,22 +57,9 @@ SIDE_SHARE = 0.6
 PASSAGES_READ = 10
 RELEVANCE_WEIGHT = 0.8
 LEAD_BONUS = 0.1
-# A sentence holding what the question asks for (a date for "when", a number for "how many", a
-# name for "who"), beyond what the question says, is likelier to answer it.
-ANSWER_BONUS = 0.1
 # Picking the answer's sentences one by one, key terms a kept sentence already carries count
 # this much less: the next sentence should carry the rest of the ask (a bridge's second hop).
 COVERED_DISCOUNT = 1.0
-# Passages added after a kept sentence that names their subject (a bridge's second hop).
-MAX_HOPS = 2
-# A question other than a comparison whose kept sentences make no hop (none leads to another's
-# passage) is "not found" unless a retrieved passage carries this share of the ask by itself.
-HOP_PASSAGE_COVERAGE = 0.6
-# Both hops of a bridge question found: two of the run's best passages, one naming the other's
-# subject, that together name every entity of the question and carry this share of the ask.
-HOP_PAIR_COVERAGE = 0.5
-# ... and each hop must add to the other: the pair carries more of the ask than either passage.
-HOP_PAIR_GAIN = 0.15
 # Read by meaning, a document's sentences stay in the answer to a question that names nothing only
 # when its closest sentence (cosine to the question) is within this of the closest document's.
 # Chosen on evals/samples, orgdocs and hotpotqa500 together (0.1, 0.15 and 0.2 measured;
@@ -328,7 +315,7 @@ def choose_claims(
         covered |= focus.stems(claim.text) & focus.weights.keys()
     linked = merged[:PASSAGES_READ] if plan.kind != "comparative" else ()
     chosen = {c.text for c, _ in kept}  # before the second hops join them
-    _add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
+    add_followed(focus, findings, ranked, kept, kept_passages, kept_stems, linked=linked)
     added = {p.id for (c, _), p in zip(kept, kept_passages, strict=True) if c.text not in chosen}
     # The next link of what was asked: a kept passage and another kept one that names its subject
     # (or whose subject it names) belong together, whatever the closeness of each to the question.
@@ -347,9 +334,9 @@ def choose_claims(
     best = [(claim.text, passage) for (claim, _), passage in zip(kept, kept_passages, strict=True)]
     coverage = assess_coverage(focus, best, merged, comparison=plan.kind == "comparative")
     if plan.kind != "comparative":
-        if coverage.found and _hop_missing(focus, findings, best, coverage):
+        if coverage.found and hop_missing(focus, findings, best, coverage):
             coverage = replace(coverage, found=False, hop_missing=True)
-        elif not coverage.found and _both_hops(focus, merged[:PASSAGES_READ], coverage):
+        elif not coverage.found and both_hops(focus, merged[:PASSAGES_READ], coverage):
             coverage = replace(coverage, found=True)
     if closeness is not None and closeness.cosines and plan.kind != "comparative":
         # (Not when the words cover it through an acronym the documents spell out and the
@@ -522,65 +509,6 @@ def _answering(
     return kept
 
 
-def _hop_missing(
-    focus: QuestionFocus, findings: Sequence[Finding], best: Sequence[tuple[str, Passage]], coverage: Coverage
-) -> bool:
-    """A bridge question's second hop is missing: a research round followed up an entity (the
-    bridge) that a kept sentence about one of the question's own entities names (the first hop),
-    and no retrieved passage is about it; no kept sentence leads to another kept passage (it
-    names that passage's subject, or either passage names the other's); and no retrieved passage
-    carries most of the ask by itself (``HOP_PASSAGE_COVERAGE``). What was found is then only
-    the first hop."""
-    if not focus.entities or coverage.passage_coverage >= HOP_PASSAGE_COVERAGE:
-        return False
-    followed = dict.fromkeys(f.entity for f in findings if f.round > 1 and f.entity)
-    first_hops = [
-        text
-        for text, passage in best
-        if any(names_entity(e, set(words(passage.title + " " + text))) for e in focus.entities)
-    ]
-    bridges = [e for e in followed if any(mentions(text, e) for text in first_hops)]
-    retrieved = [p for f in findings for p in f.passages]
-    if not any(not any(is_about(p, entity) for p in retrieved) for entity in bridges):
-        return False
-    for text, passage in best:
-        for _, other in best:
-            if other.id == passage.id:
-                continue
-            subject = _subject(other)
-            if len(subject) > 2 and mentions(text, subject):
-                return False
-            if names_each_other(passage, other):
-                return False
-    return True
-
-
-def _both_hops(focus: QuestionFocus, best: Sequence[Passage], coverage: Coverage) -> bool:
-    """The evidence answers a bridge question whose entity is named only inside a passage (so no
-    passage is *about* it) or whose ask is split over two passages (so no sentence carries
-    enough of it): a passage among the run's ``best`` names another one's subject (the first hop
-    leads to the second), and the two together name every entity of the question and carry
-    ``HOP_PAIR_COVERAGE`` of its key terms, more than either carries alone (``HOP_PAIR_GAIN``).
-    Never when an entity is named by no retrieved passage, when too much of the ask is absent
-    from them all, or when the question has no key term."""
-    if coverage.unnamed_entities or coverage.missing_share >= MAX_MISSING_SHARE or not focus.total:
-        return False
-    for first in best:
-        for second in best:
-            subject = _subject(second)
-            if second.id == first.id or len(subject) <= 2 or not mentions(first.text, subject):
-                continue
-            text = f"{first.text} {second.text}"
-            titles = f"{first.title} {second.title}"
-            if entity_share(focus, f"{titles} {text}") < 1.0:
-                continue
-            joint = term_coverage(focus, text, titles)
-            alone = max(term_coverage(focus, p.text, p.title) for p in (first, second))
-            if joint >= HOP_PAIR_COVERAGE and joint - alone > HOP_PAIR_GAIN:
-                return True
-    return False
-
-
 def _by_novelty(
     focus: QuestionFocus,
     ranked: Sequence[tuple[float, Claim, str, Passage]],
@@ -640,87 +568,6 @@ def _best(
     ranked: Sequence[tuple[float, Claim, str, Passage]], limits: ResearchLimits
 ) -> list[tuple[Claim, str]]:
     return [(claim, collection) for _, claim, collection, _ in ranked[: limits.answer_sentences]]
-
-
-def _add_followed(
-    focus: QuestionFocus,
-    findings: Sequence[Finding],
-    ranked: Sequence[tuple[float, Claim, str, Passage]],
-    kept: list[tuple[Claim, str]],
-    kept_passages: list[Passage],
-    kept_stems: list[set[str]],
-    *,
-    linked: Sequence[Passage] = (),
-) -> None:
-    """The second hop of a bridge question. When a kept sentence names an entity a research round
-    followed up, the best sentence of the passage about it is kept right after it (it rarely
-    shares the question's words, yet it holds the answer). When a kept sentence names the subject
-    of one of the ``linked`` passages (the run's best), that passage's sentence carrying most of
-    what the kept sentences leave out of the question (and the kind of thing it asks for) follows
-    it; at most ``MAX_HOPS`` of these."""
-    followed = dict.fromkeys(f.entity for f in findings if f.round > 1 and f.entity and f.status == "ok")
-    targets: list[tuple[str, Passage | None]] = [(entity, None) for entity in followed]
-    targets += [(subject, p) for p in linked if len(subject := _subject(p)) > 2]
-    original = {c.text for c, _ in kept}
-    added = 0
-    for entity, about in targets:
-        if about is not None and added >= MAX_HOPS:
-            break
-        named = next(
-            (
-                i
-                for i, ((c, _), p) in enumerate(zip(kept, kept_passages, strict=True))
-                if c.text in original
-                and (about is None or p.id != about.id)  # a passage naming its own subject is no hop
-                and mentions(c.text, entity)
-            ),
-            None,
-        )
-        if named is None:
-            continue
-        if about is None and any(is_about(p, entity) for p in kept_passages):
-            continue
-        fresh = [
-            (score, claim, collection, passage)
-            for score, claim, collection, passage in ranked
-            if (is_about(passage, entity) if about is None else passage.id == about.id)
-            and all(jaccard(stems(claim.text), other) < DUPLICATE for other in kept_stems)
-        ]
-        # What the hop adds to the sentence that leads to it: the rest of the ask.
-        covered = focus.stems(kept[named][0].text) & focus.weights.keys()
-        hop = _completing(focus, fresh, covered)
-        if hop is None and about is None and fresh:
-            hop = fresh[0]
-        if hop is None:
-            continue
-        _, claim, collection, passage = hop
-        added += about is not None
-        kept.insert(named + 1, (claim, collection))
-        kept_passages.insert(named + 1, passage)
-        kept_stems.insert(named + 1, stems(claim.text))
-
-
-def _completing(
-    focus: QuestionFocus, ranked: Sequence[tuple[float, Claim, str, Passage]], covered: AbstractSet[str]
-) -> tuple[float, Claim, str, Passage] | None:
-    """The claim carrying most of the key terms not yet ``covered`` (and, as a tie-breaker, what
-    the question asks for); none when no claim carries any of them."""
-    best: tuple[float, Claim, str, Passage] | None = None
-    best_gain = 0.0
-    for item in ranked:
-        new = (focus.stems(item[1].text) & focus.weights.keys()) - covered
-        gain = math.fsum(focus.weights[s] for s in new)
-        if gain <= 0:
-            continue
-        gain += ANSWER_BONUS * focus.total * offers_answer(focus, item[1].text)
-        if gain > best_gain:
-            best, best_gain = item, gain
-    return best
-
-
-def _subject(passage: Passage) -> str:
-    """What a passage is about, from its title (without a parenthesis or a comma's qualifier)."""
-    return passage.title.split(" (", 1)[0].split(",", 1)[0].strip()
 
 
 def select_claims(plan: Plan, findings: Sequence[Finding], limits: ResearchLimits) -> list[tuple[Claim, str]]:
