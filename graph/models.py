@@ -168,6 +168,8 @@ class Judgement(_Frozen):
     answers_at: float
     related_at: float
     sentences: tuple[JudgedSentence, ...] = ()
+    quotes_at: float = 0.0
+    """What a sentence of an answer other than its first reaches to be said (``JudgeModel.quotes``)."""
 
 
 class Answer(_Frozen):

@@ -14,7 +14,9 @@
   gone or never existed (balanced accuracy, each domain weighing the same); ``related``, below
   which a reply says nothing related was found: the lowest best-sentence probability of any run
   whose evidence answers, so that no such run would have had what it found hidden (what was found
-  is shown as the closest whenever it may be what the asker wants). The words-only model is fitted the
+  is shown as the closest whenever it may be what the asker wants); ``quotes``, what a sentence of
+  an answer other than its first reaches to be said (the best-sentence probability all but
+  ``QUOTES_MISS`` of the answering runs reach). The words-only model is fitted the
   same way with the meaning signals left out. Leave-one-domain-out figures are printed (train on
   every domain but one, test on it)."""
 
@@ -46,6 +48,7 @@ from retrieval.language import content_words, stem_in
 logger = logging.getLogger(__name__)
 
 L2 = 1.0  # ridge on the standardised weights: keeps a signal rare in the data from dominating
+QUOTES_MISS = 0.05  # share of the answering runs whose best sentence may fall below ``quotes``
 SHORT_ANSWER_WORDS = 6  # a gold answer longer than this is a reference answer, matched by words
 REFERENCE_SHARE = 0.5  # share of a sentence's content words a reference answer must hold
 
@@ -209,6 +212,7 @@ class Judge:
     question: Fitted
     answers: float
     related: float
+    quotes: float
 
     def ranked(self, row: Row) -> tuple[list[int], Matrix]:
         p = self.sentence.probabilities(row.features)
@@ -251,18 +255,19 @@ def fit(rows: Sequence[Row], *, meaning: bool) -> Judge:
     # the meaning signals of the best sentence stay out of the words-only model here too
     skip = {2 + i for i, name in enumerate(FEATURES) if not meaning and name in MEANING_FEATURES}
     question = fit_logistic(qx, qy, qw, [c for c in range(qx.shape[1]) if c not in skip])
-    judge = Judge(sentence, question, 0.5, 0.0)
+    judge = Judge(sentence, question, 0.5, 0.0, 0.0)
     scores = [(judge.answerability(r), bool(qy[i]), r.domain) for i, r in enumerate(rows)]
     grid = [i / 200 for i in range(1, 200)]
     balanced = [_balanced(scores, t) for t in grid]
     top = max(balanced)
     winners = [t for t, b in zip(grid, balanced, strict=True) if b >= top - 1e-12]
     answers = winners[len(winners) // 2]
-    # the best sentence's own probability in the runs that answer: none of them says "nothing related"
-    related = min(
-        (float(sentence.probabilities(r.features).max()) for i, r in enumerate(rows) if qy[i]), default=0.0
-    )
-    return Judge(sentence, question, answers, related)
+    # the best sentence's own probability in the runs that answer: none of them says "nothing
+    # related", and all but a few of them quote a sentence at least as likely
+    best = sorted(float(sentence.probabilities(r.features).max()) for i, r in enumerate(rows) if qy[i])
+    related = best[0] if best else 0.0
+    quotes = best[int(QUOTES_MISS * len(best))] if best else 0.0
+    return Judge(sentence, question, answers, related, quotes)
 
 
 def _design(rows: Sequence[Row]) -> tuple[Matrix, Matrix, Matrix]:
@@ -348,6 +353,7 @@ def _as_json(judge: Judge) -> dict[str, Any]:
         "question": _logistic_json(judge.question, len(FEATURES) + 2),
         "answers": round(judge.answers, 4),
         "related": round(judge.related, 4),
+        "quotes": round(judge.quotes, 4),
     }
 
 
@@ -391,7 +397,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = fit(rows, meaning=False)
     data = {"features": list(FEATURES), "meaning": _as_json(meaning), "words": _as_json(words)}
     args.out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}: answers at {meaning.answers:.3f}, related at {meaning.related:.3f}")
+    print(
+        f"wrote {args.out}: answers at {meaning.answers:.3f}, related at {meaning.related:.3f}, "
+        f"quotes at {meaning.quotes:.3f}"
+    )
     print("on the rows it was fitted on:")
     for domain in sorted({r.domain for r in rows}):
         own = evaluate_on(meaning, [r for r in rows if r.domain == domain])

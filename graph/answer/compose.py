@@ -43,6 +43,7 @@ def judgement_of(judged: Sequence[Judged], model: JudgeModel) -> Judgement:
         probability=round(answerability, 4),
         answers_at=model.answers,
         related_at=model.related,
+        quotes_at=model.quotes,
         sentences=tuple(
             JudgedSentence(
                 text=j.text,
@@ -79,9 +80,9 @@ def concise(
     links: AbstractSet[str] = frozenset(),
 ) -> list[tuple[Claim, str]]:
     """The answer's sentences without padding: its first sentence; every other that is among the
-    judge's best few (``BEST_FEW``: the sentences it finds most likely to answer) and related to the
-    question at all (``JudgeModel.related``), or that holds the kind of thing the question asks for
-    (a day, a number, a name); and one more sentence of the first one's
+    judge's best few (``BEST_FEW``: the sentences it finds most likely to answer) and as likely as
+    an answering sentence is (``JudgeModel.quotes``), or that holds the kind of thing the question
+    asks for (a day, a number, a name); and one more sentence of the first one's
     passage, as context. A sentence the judge did not read (one from beyond the best passages) or
     one of a passage in ``links`` (a second hop's, a comparison side's) stays. The first sentence
     opens the answer; the others follow, each passage's in their document's order, the passages in
@@ -89,7 +90,7 @@ def concise(
     if len(claims) < 2:
         return list(claims)
     read = {j.text: j for j in judged}
-    best = {j.text for j in judged[:BEST_FEW] if j.probability >= judgement.related_at}
+    best = {j.text for j in judged[:BEST_FEW] if j.probability >= judgement.quotes_at}
     offers, asks = FEATURES.index("offers"), FEATURES.index("asks")
     first = claims[0][0]
     kept = [claims[0]]

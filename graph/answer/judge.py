@@ -88,13 +88,15 @@ def question_signals(best: Sequence[float], p1: float, p2: float) -> tuple[float
 class JudgeModel:
     """Two logistic stages: ``sentence`` ranks the sentences (the probability that one answers),
     ``question`` decides from the best of them whether the evidence answers at all (calibrated on
-    whole questions); ``answers`` is the threshold on the latter, ``related`` the one the best
+    whole questions); ``answers`` is the threshold on the latter; ``quotes``, the one an answer's
+    sentence other than its first reaches to be said; ``related`` the one the best
     sentence's own probability must reach to be shown as the closest found."""
 
     sentence: Logistic
     question: Logistic
     answers: float
     related: float
+    quotes: float
 
     def answerability(self, ranked: Sequence[tuple[Sequence[float], float]]) -> float:
         """The probability that the evidence answers, from the sentences ranked best first (each
@@ -148,6 +150,7 @@ def _model(data: dict[str, Any]) -> JudgeModel:
         question=_logistic(data["question"]),
         answers=float(data["answers"]),
         related=float(data["related"]),
+        quotes=float(data["quotes"]),
     )
 
 

@@ -10,7 +10,12 @@ def logistic(weights: dict[str, float], *, bias: float = 0.0, width: int = len(F
 
 
 def judges_by(
-    weights: dict[str, float], *, bias: float = 0.0, answers: float = 0.6, related: float = 0.3
+    weights: dict[str, float],
+    *,
+    bias: float = 0.0,
+    answers: float = 0.6,
+    related: float = 0.3,
+    quotes: float = 0.3,
 ) -> Judges:
     question = Logistic(
         weights=(1.0,) + (0.0,) * (len(FEATURES) + 1),
@@ -19,6 +24,10 @@ def judges_by(
         scales=(1.0,) * (len(FEATURES) + 2),
     )
     model = JudgeModel(
-        sentence=logistic(weights, bias=bias), question=question, answers=answers, related=related
+        sentence=logistic(weights, bias=bias),
+        question=question,
+        answers=answers,
+        related=related,
+        quotes=quotes,
     )
     return Judges(meaning=model, words=model)

@@ -79,7 +79,9 @@ def test_without_meanings_the_words_model_judges_and_meaning_signals_are_zero() 
     leave = _p("leave", "Parental leave is 16 weeks at full pay.")
     focus = focus_of("how many weeks of parental leave", [leave])
     words = logistic({"words": 3.0})
-    model = JudgeModel(sentence=words, question=judges_by({}).meaning.question, answers=0.5, related=0.1)
+    model = JudgeModel(
+        sentence=words, question=judges_by({}).meaning.question, answers=0.5, related=0.1, quotes=0.1
+    )
     judged, used = judge(
         focus,
         [(leave, leave.text)],

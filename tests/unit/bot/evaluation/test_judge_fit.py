@@ -82,6 +82,8 @@ def test_no_run_whose_evidence_answers_would_be_told_nothing_related_was_found()
     judge = fit(rows, meaning=True)
     answering = [r for r in rows if r.answerable and any(r.labels)]
     assert all(judge.sentence.probabilities(r.features).max() >= judge.related for r in answering)
+    # what an answer's other sentences must reach is the level nearly every answering run's best does
+    assert judge.quotes > judge.related
     figures = evaluate_on(judge, rows)
     assert figures["answerable_nothing"] == 0.0
     assert figures["without_nothing"] > 0.0  # runs weaker than every answering one are "nothing related"
