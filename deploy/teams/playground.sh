@@ -60,4 +60,16 @@ done
 echo
 echo "Confer is ready in Microsoft 365 Agents Playground: open http://127.0.0.1:${port:-$PLAYGROUND_PORT}"
 echo "Write a question in Personal Chat (in a channel or group chat, @-mention the bot). Ctrl-C stops both."
+# Until Ctrl-C, or until one of them stops on its own: then the other is stopped too (a Playground
+# with no Confer behind it would answer nothing). A plain loop, not `wait -n`, which bash 3 lacks.
+while kill -0 "${pids[0]}" 2>/dev/null && kill -0 "${pids[1]}" 2>/dev/null; do
+  sleep 1
+done
+if ! kill -0 "${pids[0]}" 2>/dev/null; then
+  status=0
+  wait "${pids[0]}" || status=$?
+  [ "$status" -eq 0 ] && exit 0 # it was stopped (a signal that reached it alone) and said so
+  echo "confer serve stopped (status $status, see above); the Playground is stopped too." >&2
+  exit 1
+fi
 wait "${pids[1]}"

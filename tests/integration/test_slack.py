@@ -347,6 +347,7 @@ async def test_socket_mode_receives_events_over_a_websocket_and_acks_them(
     monkeypatch.setenv("CONFER_SLACK_PROGRESS", "edit")
     monkeypatch.setenv("SLACK_API_URL", fake.url)
     monkeypatch.setenv("CONFER_COLLECTIONS", str(sample_dir / "collections.yaml"))
+    monkeypatch.setenv("CONFER_DATA_DIR", str(sample_dir / ".confer"))  # not the checkout's .confer
     server = build_server(
         load_settings(env_file=None), backend=await index_samples(sample_dir), host="127.0.0.1"
     )
