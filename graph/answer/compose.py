@@ -82,11 +82,11 @@ def concise(
     """The answer's sentences without padding: its first sentence; every other that is among the
     judge's best few (``BEST_FEW``: the sentences it finds most likely to answer) and as likely as
     an answering sentence is (``JudgeModel.quotes``), or that holds the kind of thing the question
-    asks for (a day, a number, a name); and one more sentence of the first one's
-    passage, as context. A sentence the judge did not read (one from beyond the best passages) or
-    one of a passage in ``links`` (a second hop's, a comparison side's) stays. The first sentence
-    opens the answer; the others follow, each passage's in their document's order, the passages in
-    the order the answer first cites them."""
+    asks for (a day, a number, a name); and one more sentence of the first one's passage, as
+    context. A sentence the judge did not read (one from beyond the best passages) or one of a
+    passage in ``links`` (a second hop's, a comparison side's) stays. The first sentence opens the
+    answer; the others follow, each passage's in their document's order, the passages in the order
+    the answer first cites them."""
     if len(claims) < 2:
         return list(claims)
     read = {j.text: j for j in judged}
