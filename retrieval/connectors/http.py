@@ -101,7 +101,7 @@ class PoliteClient:
         )
         self._session = session
         async with session.get(url, headers=dict(headers), allow_redirects=True) as answer:
-            body = await answer.content.read(self.max_bytes)
+            body = await _read_body(answer.content, self.max_bytes)
             return Response(
                 status=answer.status,
                 url=str(answer.url),
@@ -113,6 +113,21 @@ class PoliteClient:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+async def _read_body(stream: aiohttp.StreamReader, limit: int) -> bytes:
+    """The whole body, or its first ``limit`` bytes. ``StreamReader.read(n)`` is not that: it
+    returns what has arrived so far (at most ``n``), which for a body sent in pieces is its first
+    piece, and a file cut short is unreadable."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = await stream.read(limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def retry_after(value: str | None, *, now: float) -> float | None:
