@@ -107,7 +107,10 @@ class Cell:
 
     @property
     def thread(self) -> str:
-        return f"1700002{self.n:03d}.000001"
+        """The asker's message: older than anything the fake posts after it (``1700000000.…``), as
+        in Slack, where a thread's replies always come after it. (A thread ts newer than the replies
+        hid the answer from a read ``oldest`` the thread, when the status's post had been lost.)"""
+        return f"1699990{self.n:03d}.000001"
 
 
 def cells() -> list[Cell]:
