@@ -229,6 +229,9 @@ ANSWERING_PRIVATELY = (
 NOT_POSTED = (
     "I could not post in this thread, so your question was not answered. Please try again in a minute."
 )
+# Said where the answer went when its post may have landed (the reply lost, the chat unreadable)
+# and there is no status message to say it: true whether the answer is there or not.
+POST_UNCERTAIN = "⚠️ My answer may not have been posted: if you do not see it above, please ask again."
 SHUTTING_DOWN = "I'm restarting right now. Please ask again in a minute."
 
 

@@ -181,12 +181,12 @@ async def answer_in_thread(
     asker: str = "",
 ) -> Answer | None:
     """Answer ``question`` in ``thread``; never raises except ``CancelledError``. When nothing at all
-    reached the thread (neither the status nor the answer), ``on_undelivered`` tells the asker
-    another way (Slack: an ephemeral message). Returns the answer once posted (for thread memory).
-    ``key`` names the thread; with ``feedback`` the answer's record is kept for votes on it, and
-    its trace for ``asker`` (the platform's id of who asked) to open. No
-    retry waits past the question's time-out plus ``service.delivery_timeout``, counted from when
-    the question leaves the queue (``bot.chat.deadline``)."""
+    reached the thread (neither the status nor the answer, and the answer's post surely did not
+    land), ``on_undelivered`` tells the asker another way (Slack: an ephemeral message). Returns
+    the answer once posted (for thread memory). ``key`` names the thread; with ``feedback`` the
+    answer's record is kept for votes on it, and its trace for ``asker`` (the platform's id of who
+    asked) to open. No retry waits past the question's time-out plus ``service.delivery_timeout``,
+    counted from when the question leaves the queue (``bot.chat.deadline``)."""
     bound = service.question_timeout + service.delivery_timeout
     with deadline.delivery_deadline(time.monotonic() + bound) as until:
         writer = StatusWriter(thread, min_interval=status_interval)
@@ -242,12 +242,7 @@ async def answer_in_thread(
             raise
         except ChatCallError as error:
             logger.warning("could not post the answer", extra={"method": error.method, "error": error.error})
-            # A post that may have landed (its reply lost, the chat unreadable) is not called failed.
-            uncertain = bool(getattr(error, "uncertain", False))
-            summary = messages.STATUS_POST_UNCERTAIN if uncertain else messages.STATUS_POST_FAILED
-            writer.update(_finish("failed", summary))
-            if not writer.posted and on_undelivered is not None:
-                await on_undelivered()
+            await _tell_not_posted(thread, writer, error, on_undelivered)
         except Exception:
             logger.exception("question failed")
             writer.update(_finish("failed", messages.STATUS_UNEXPECTED))
@@ -259,6 +254,34 @@ async def answer_in_thread(
         if isinstance(thread, StreamingThread):
             await thread.end_stream()
         return answered
+
+
+async def _tell_not_posted(
+    thread: ChatThread,
+    writer: StatusWriter,
+    error: ChatCallError,
+    on_undelivered: Callable[[], Awaitable[None]] | None,
+) -> None:
+    """The answer's post failed with ``error``: tell the asker once, and only what is true.
+
+    A post whose reply was lost (a broken connection, a time-out) may have been applied: the reply
+    of Slack's ``chat.postMessage`` (its ``ts``; https://docs.slack.dev/reference/methods/chat.postMessage)
+    or of a Teams reply is the only word on it, and when the conversation cannot be read to look for
+    it either (Slack's ``conversations.history`` or ``.replies`` failing) the error stays
+    ``uncertain``. Such a post is never called failed, whatever the timing: the asker may be reading
+    the answer. The status says so when there is one; without one (an answer from the cache comes
+    before anything is worth a status; the status's own post was lost) the same sentence is posted
+    where the answer went. Only a post known not to have landed, with no status either, is told the
+    other way (``on_undelivered``: "your question was not answered")."""
+    uncertain = bool(getattr(error, "uncertain", False))
+    summary = messages.STATUS_POST_UNCERTAIN if uncertain else messages.STATUS_POST_FAILED
+    writer.update(_finish("failed", summary))
+    if writer.posted:
+        return  # the status's final edit says it
+    if uncertain:
+        await thread.say(messages.POST_UNCERTAIN)
+    elif on_undelivered is not None:
+        await on_undelivered()
 
 
 async def _as_is(footer: AnswerFooter) -> AnswerFooter:

@@ -28,6 +28,7 @@ from tests.integration.slack_matrix import (
     QUESTION_TIMEOUT,
     RETRY_AFTER,
     Seen,
+    told_uncertain,
 )
 
 CALL_TIMEOUT = 1.0  # CONFER_TEAMS_TIMEOUT_SECONDS
@@ -118,6 +119,7 @@ def look(connector: FakeBotConnector, cell: TeamsCell, asked: float) -> Seen:
         open_streams=0,
         outcome_after=min(moments) - asked if moments else None,
         status_posts=len(statuses),
+        told_uncertain=any(c.body.get("text") == messages.POST_UNCERTAIN for c in replies),
     )
 
 
@@ -172,9 +174,7 @@ async def run_teams_matrix(backend: FaultyBackend, chosen: list[TeamsCell], *, c
 
             def shown() -> bool:
                 seen = look(connector, cell, run.asked[cell.id])
-                return bool(
-                    seen.answers or seen.failures or seen.final_status == messages.STATUS_POST_UNCERTAIN
-                )
+                return bool(seen.answers or seen.failures or told_uncertain(seen))
 
             with contextlib.suppress(AssertionError):
                 await connector.wait_for(shown, within=max(0.0, until - time.monotonic()))

@@ -300,3 +300,59 @@ async def test_a_connection_lost_around_the_answer_post_leaves_exactly_one_answe
 async def _status_posted(harness: Harness) -> list[str]:
     await harness.fake.wait_for(lambda: bool(harness.fake.status_messages()))
     return harness.fake.status_messages()
+
+
+@pytest.mark.parametrize("drop", ["after", "before"])
+async def test_a_cached_direct_answer_whose_post_may_be_lost_is_never_called_unanswered(
+    harness: Harness, drop: str
+) -> None:
+    """A direct message answered from the answer cache gets no status message (the answer is there
+    at once). When the answer's post loses its reply (``after``: Slack applied it; ``before``: it
+    never got it) and the conversation's history cannot be read to look for it, nobody knows
+    whether it landed: the asker is told once that it may not have been posted, never that the
+    question was not answered (with the answer in front of them). The fault matrix met this by
+    timing: under load a direct message came after another cell's same question had been answered."""
+    question = "in:people How long is parental leave?"
+    await harness.slack.message(question, channel="D0DMONE", channel_type="im")
+    await harness.fake.wait_for(lambda: len(harness.fake.answers()) == 1)
+    harness.fake.script("chat.postMessage", drop=drop, when=_answer_post)  # type: ignore[arg-type]
+    harness.fake.script("conversations.history", error="channel_not_found", always=True)
+    await harness.slack.message(question, channel="D0DMTWO", channel_type="im")
+
+    def told() -> list[str]:
+        posts = [p for p in harness.fake.posts() if p["channel"] == "D0DMTWO" and not p.get("blocks")]
+        return [p["text"] for p in posts] + [e["text"] for e in harness.fake.ephemerals()]
+
+    await harness.fake.wait_for(lambda: bool(told()))
+    await harness.server.scheduler.drain(5)
+    registry = harness.server.metrics.registry
+    assert registry.get_sample_value("confer_answer_cache_total", {"outcome": "hit"}) == 1.0
+    assert told() == [messages.POST_UNCERTAIN]  # no status message, no "not answered"
+    landed = [a for a in harness.fake.answers() if a["channel"] == "D0DMTWO"]
+    assert len(landed) == (1 if drop == "after" else 0)
+
+
+async def test_an_answer_whose_post_may_be_lost_after_a_lost_status_is_never_called_unanswered(
+    harness: Harness,
+) -> None:
+    """The fault matrix's failure under CPU load, made deterministic: the status message's post
+    reached Slack but its reply did not (under load: slower than the call's time-out), so Confer
+    does not know its status is there; then the answer's post loses its reply too, and the thread
+    cannot be read to look for it. The answer is there: the asker is told it may not have been
+    posted, never that the question was not answered."""
+    thread = "1700000500.000001"
+    harness.fake.script("chat.postMessage", drop="after", when=lambda p: not p.get("blocks"))
+    harness.fake.script("chat.postMessage", drop="after", when=_answer_post)
+    harness.fake.script("conversations.replies", error="thread_not_found", always=True)
+    await harness.slack.mention("in:people How long is parental leave?", ts=thread)
+
+    def said() -> list[str]:
+        shown = harness.fake.threads.get(("C0001", thread), [])
+        return [m["text"] for m in shown if not m.get("blocks")][1:]  # after the status message
+
+    await harness.fake.wait_for(lambda: bool(said() or harness.fake.ephemerals()))
+    await harness.server.scheduler.drain(5)
+    assert harness.fake.ephemerals() == []
+    assert said() == [messages.POST_UNCERTAIN]
+    [answer] = harness.fake.answers()
+    assert "20 weeks" in answer["text"]
