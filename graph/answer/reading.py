@@ -117,9 +117,11 @@ async def _extractive(
 
 
 def _quoted(answer: Answer) -> list[tuple[Passage, str]]:
-    """The sentences an answer quotes (or offers as the closest), each with its first cited passage."""
+    """The sentences an answer quotes, each with its first cited passage. Not those a "not found"
+    offers as the closest: read, one offered because the answer judge ranks it first could become
+    the answer by meaning alone, without the words' checks that made the reply "not found"."""
     cited = {c.n: c.passage for c in answer.citations}
-    sentences = [s for section in answer.sections for s in section.sentences] + list(answer.closest)
+    sentences = [s for section in answer.sections for s in section.sentences]
     return [(cited[s.citations[0]], s.text) for s in sentences if s.citations and s.citations[0] in cited]
 
 
