@@ -264,7 +264,7 @@ def fit(rows: Sequence[Row], *, meaning: bool) -> Judge:
     answers = winners[len(winners) // 2]
     # the best sentence's own probability in the runs that answer: none of them says "nothing
     # related", and all but a few of them quote a sentence at least as likely
-    best = sorted(float(sentence.probabilities(r.features).max()) for i, r in enumerate(rows) if qy[i])
+    best = sorted(_best(sentence, r) for i, r in enumerate(rows) if qy[i])
     related = best[0] if best else 0.0
     quotes = best[int(QUOTES_MISS * len(best))] if best else 0.0
     return Judge(sentence, question, answers, related, quotes)
@@ -320,15 +320,16 @@ def evaluate_on(judge: Judge, rows: Sequence[Row]) -> dict[str, float]:
         "wrongly_not_found": _share([judge.answerability(r) < judge.answers for r in answerable]),
         "no_evidence_said_found": _share([judge.answerability(r) >= judge.answers for r in without]),
         "sentence_auc": sum(aucs) / len(aucs) if aucs else math.nan,
-        "answerable_nothing": _share([_best(judge, r) < judge.related for r in answerable]),
-        "without_nothing": _share([_best(judge, r) < judge.related for r in without]),
+        "answerable_nothing": _share([_best(judge.sentence, r) < judge.related for r in answerable]),
+        "without_nothing": _share([_best(judge.sentence, r) < judge.related for r in without]),
         "answerable": len(answerable),
         "without_evidence": len(without),
     }
 
 
-def _best(judge: Judge, row: Row) -> float:
-    return float(judge.sentence.probabilities(row.features).max())
+def _best(sentence: Fitted, row: Row) -> float:
+    """The probability of the run's best sentence."""
+    return float(sentence.probabilities(row.features).max())
 
 
 def _share(values: Sequence[bool]) -> float:
