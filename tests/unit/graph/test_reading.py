@@ -5,15 +5,10 @@ US-based teammates)" answered a question about a UK pension)."""
 
 from graph.answer.reading import _quoted
 from graph.models import Answer, AnswerSection, AnswerSentence, Citation
-from retrieval.passages import Passage
+from tests.unit.graph.test_synthesis import _p
 
-PAY = Passage(
-    id="p1",
-    collection="benefits",
-    doc_id="pay",
-    source="pay.md",
-    title="Compensation",
-    text="Equity vests over four years. Benefits (only applies to US-based teammates).",
+PAY = _p(
+    "pay", "benefits", "Equity vests over four years. Benefits (only applies to US-based teammates).", 0.0
 )
 
 
