@@ -678,9 +678,10 @@ def synthesize_extractive(
                 "missing_terms": selection.coverage.missing_terms,
             },
         )
-    # What either reading finds closest is shown: the words' closest sentence, then the judge's.
-    shown = list(selection.closest)
-    for claim, collection in as_claims(closest_sentences(judged, judgement)):
+    # What either reading finds closest is shown: the judge's likeliest sentences first, then the
+    # words' closest sentence unless it says the same as one of them.
+    shown = as_claims(closest_sentences(judged, judgement))
+    for claim, collection in selection.closest:
         if all(jaccard(stems(claim.text), stems(c.text)) < DUPLICATE for c, _ in shown):
             shown.append((claim, collection))
     answer, _ = build_answer(plan, findings, shown)

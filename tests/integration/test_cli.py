@@ -75,6 +75,20 @@ def test_a_not_found_reply_reads_as_a_paragraph_then_its_closest_source(
     ), out
 
 
+def test_a_not_found_reply_offers_first_what_the_answer_judge_finds_likeliest(
+    kb: Path, embedding_settings: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The words' closest sentence ("Beacon sends webhooks when a shipment changes status") no
+    # longer leads: the sentence the judge ranks first, the one that answers, does.
+    main(["index"])
+    capsys.readouterr()
+    assert main(["ask", "how does a customer check a webhook really came from us"]) == 0
+    out = capsys.readouterr().out
+    assert "found no direct answer" in out, out
+    closest = out.split("The closest I found, which may not answer it:", 1)[1]
+    assert closest.lstrip().startswith("Each webhook carries a Beacon-Signature header"), out
+
+
 def test_collections_lists_counts(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["collections"]) == 0
     assert "not indexed" in capsys.readouterr().out
