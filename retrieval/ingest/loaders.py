@@ -14,7 +14,7 @@ from pathlib import Path
 
 from retrieval.errors import DocumentLoadError
 from retrieval.ingest.html import parse_page
-from retrieval.ingest.markdown import parse_markdown
+from retrieval.ingest.markdown import parse_markdown, without_link_markup
 from retrieval.ingest.rst import parse_rst
 from retrieval.text import repair_encoding
 
@@ -252,7 +252,7 @@ def _load_jsonl(path: Path, text: str, source: str) -> list[Document]:
                 source=source,
                 title=title,
                 url=str(record.get("url") or ""),
-                sections=(Section((), record["text"].strip()),),
+                sections=(Section((), without_link_markup(record["text"]).strip()),),
                 passage_id=passage_id,
             )
         )

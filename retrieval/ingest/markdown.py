@@ -199,6 +199,17 @@ def _inline_lines(parser: MarkdownIt, text: str) -> str:
     return "\n".join(inline_text(parser.parseInline(line)[0].children or []) for line in text.split("\n"))
 
 
+def without_link_markup(text: str) -> str:
+    """Text that may carry Markdown or HTML fragments without being a page (a JSONL passage
+    exported from a wiki or a help centre): HTML comments dropped, links read as their text
+    (inline, by reference, images as their alternative text), and HTML line breaks read as line
+    breaks. Nothing else changes: a bracket, an asterisk or a "#" of plain text stays."""
+    text = _COMMENT.sub("", text)
+    text = _BREAK.sub("\n", text)
+    text = _UNRESOLVED_LINK.sub(r"\1", text)
+    return _INLINE_LINK.sub(r"\1", text)
+
+
 def inline_text(children: Sequence[Token]) -> str:
     """A paragraph's inline content as plain words: links as their text, no images, no HTML, no
     emphasis or code marks."""

@@ -95,6 +95,24 @@ def test_jsonl_keeps_ids_and_reports_bad_lines(tmp_path: Path) -> None:
         load_file(duplicate, source="c.jsonl")
 
 
+def test_jsonl_text_reads_links_as_their_text_and_html_breaks_as_breaks(tmp_path: Path) -> None:
+    # As a help centre's export writes them (orgdocs' IBM Cloud passages): no answer sentence may
+    # quote a link's address or "<br>".
+    record = {
+        "id": "p1",
+        "text": '[\u201cDevelop a Code Engine app" toolchain](http://cloud.ibm.com/devops/setup/deploy?'
+        "repository=https%3A%2F%2Fgithub.com)<br><br>Available in Dallas and Sao Paulo.<!-- draft -->\n\n"
+        "Manage your card on the [Payments](https://cloud.ibm.com/billing/payments) page, "
+        "as [the guide][guide] says. ![A diagram](img/flow.png) Plain [brackets] and * stay.",
+    }
+    path = _write(tmp_path, "help.jsonl", json.dumps(record) + "\n")
+    [doc] = load_file(path, source="help.jsonl")
+    assert doc.sections[0].text == (
+        '\u201cDevelop a Code Engine app" toolchain\n\nAvailable in Dallas and Sao Paulo.\n\n'
+        "Manage your card on the Payments page, as the guide says. A diagram Plain [brackets] and * stay."
+    )
+
+
 def test_mojibake_in_titles_headings_and_text_is_repaired(tmp_path: Path) -> None:
     broken = "\u00e2\u0080\u0099"  # a right single quote's UTF-8 bytes read as Latin-1
     path = _write(
