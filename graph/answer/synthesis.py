@@ -658,6 +658,12 @@ def synthesize_extractive(
     judgement = judgement_of(judged, model)
     if selection.coverage.found:
         claims = selection.claims
+        # The sentence the judge finds likeliest to answer is said too, when it is as likely as an
+        # answering sentence is and the checks did not pick it (nor one saying the same).
+        if judged and judged[0].probability >= judgement.quotes_at and plan.kind != "comparative":
+            top = as_claims(judged[:1])[0]
+            if all(jaccard(stems(top[0].text), stems(c.text)) < DUPLICATE for c, _ in claims):
+                claims = [*claims, top]
         # (Only with meanings read: without them the judge reads words alone, and is too weak to cut.)
         if plan.kind != "comparative" and judged_closeness is not None:
             claims = concise(claims, judged, judgement, links=selection.links)
