@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from graph.answer.compose import DUPLICATE, as_claims, concise, judge_evidence, judgement_of
+from graph.answer.compose import DUPLICATE, as_claims, concise, judge_evidence, judgement_of, with_likeliest
 from graph.answer.compose import closest as closest_sentences
 from graph.answer.evidence import merge_passages, names_each_other, other_language, outcomes_of, question_of
 from graph.answer.extractive import jaccard
@@ -657,13 +657,11 @@ def synthesize_extractive(
     )
     judgement = judgement_of(judged, model)
     if selection.coverage.found:
-        claims = selection.claims
-        # The sentence the judge finds likeliest to answer is said too, when it is as likely as an
-        # answering sentence is and the checks did not pick it (nor one saying the same).
-        if judged and judged[0].probability >= judgement.quotes_at and plan.kind != "comparative":
-            top = as_claims(judged[:1])[0]
-            if all(jaccard(stems(top[0].text), stems(c.text)) < DUPLICATE for c, _ in claims):
-                claims = [*claims, top]
+        claims = (
+            selection.claims
+            if plan.kind == "comparative"
+            else with_likeliest(selection.claims, judged, judgement)
+        )
         # (Only with meanings read: without them the judge reads words alone, and is too weak to cut.)
         if plan.kind != "comparative" and judged_closeness is not None:
             claims = concise(claims, judged, judgement, links=selection.links)
