@@ -657,13 +657,11 @@ def synthesize_extractive(
     )
     judgement = judgement_of(judged, model)
     if selection.coverage.found:
-        claims = (
-            selection.claims
-            if plan.kind == "comparative"
-            else with_likeliest(selection.claims, judged, judgement)
-        )
-        # (Only with meanings read: without them the judge reads words alone, and is too weak to cut.)
+        claims = selection.claims
+        # (Only with meanings read: without them the judge reads words alone, and is too weak to
+        # add a sentence the checks left out or to cut one they picked.)
         if plan.kind != "comparative" and judged_closeness is not None:
+            claims = with_likeliest(claims, judged, judgement)
             claims = concise(claims, judged, judgement, links=selection.links)
         said = {c.text for c, _ in claims}
         padding = [(c, n, "not_answering") for c, n in selection.claims if c.text not in said]
