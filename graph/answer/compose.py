@@ -72,6 +72,20 @@ def closest(judged: Sequence[Judged], judgement: Judgement) -> list[Judged]:
     return picks
 
 
+def with_likeliest(
+    claims: Sequence[tuple[Claim, str]], judged: Sequence[Judged], judgement: Judgement
+) -> list[tuple[Claim, str]]:
+    """The checks' claims and, after them, the sentence the judge finds likeliest to answer, when it
+    is as likely as an answering sentence is (``JudgeModel.quotes``) and no claim says the same:
+    what the search found and the judge reads as the answer is never left out of an answer."""
+    if not judged or judged[0].probability < judgement.quotes_at:
+        return list(claims)
+    likeliest = as_claims(judged[:1])
+    if any(jaccard(stems(likeliest[0][0].text), stems(c.text)) >= DUPLICATE for c, _ in claims):
+        return list(claims)
+    return [*claims, *likeliest]
+
+
 def concise(
     claims: Sequence[tuple[Claim, str]],
     judged: Sequence[Judged],

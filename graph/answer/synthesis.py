@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from graph.answer.compose import DUPLICATE, as_claims, concise, judge_evidence, judgement_of
+from graph.answer.compose import DUPLICATE, as_claims, concise, judge_evidence, judgement_of, with_likeliest
 from graph.answer.compose import closest as closest_sentences
 from graph.answer.evidence import merge_passages, names_each_other, other_language, outcomes_of, question_of
 from graph.answer.extractive import jaccard
@@ -658,8 +658,10 @@ def synthesize_extractive(
     judgement = judgement_of(judged, model)
     if selection.coverage.found:
         claims = selection.claims
-        # (Only with meanings read: without them the judge reads words alone, and is too weak to cut.)
+        # (Only with meanings read: without them the judge reads words alone, and is too weak to
+        # add a sentence the checks left out or to cut one they picked.)
         if plan.kind != "comparative" and judged_closeness is not None:
+            claims = with_likeliest(claims, judged, judgement)
             claims = concise(claims, judged, judgement, links=selection.links)
         said = {c.text for c, _ in claims}
         padding = [(c, n, "not_answering") for c, n in selection.claims if c.text not in said]

@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graph.answer.compose import closest, concise, judgement_of
+from graph.answer.compose import closest, concise, judgement_of, with_likeliest
 from graph.answer.judge import (
     FEATURES,
     JUDGE_FILE,
@@ -149,3 +149,30 @@ def test_an_answer_keeps_what_answers_one_sentence_of_context_and_nothing_unrela
         "The portal was built in 2019.",
         "Unread.",
     ]
+
+
+def test_an_answer_says_the_sentence_the_judge_finds_likeliest_when_the_checks_left_it_out() -> None:
+    """The checks picked sentences about invitations; the one that says how long an invitation is
+    good for, the judge's likeliest and as likely as an answering sentence is, joins them. Not when
+    a picked sentence says the same, nor when the judge's best is not that likely."""
+    invites = _p("a", "You can invite members in the Team Settings. All invitations expire after 48 hours.")
+    picked = [
+        (
+            Claim(text="You can invite members in the Team Settings.", passage_ids=("a",), coverage=0.5),
+            "people",
+        )
+    ]
+    likeliest = Judged("All invitations expire after 48 hours.", invites, (0.0,) * len(FEATURES), 0.8)
+    other = Judged("You can invite members in the Team Settings.", invites, (0.0,) * len(FEATURES), 0.3)
+    judgement = judgement_of([likeliest, other], judges_by({}, quotes=0.5).meaning)
+    said = with_likeliest(picked, [likeliest, other], judgement)
+    assert [(c.text, c.passage_ids, n) for c, n in said] == [
+        ("You can invite members in the Team Settings.", ("a",), "people"),
+        ("All invitations expire after 48 hours.", ("a",), "people"),
+    ]
+    same = [
+        (Claim(text="All invitations expire after 48 hours!", passage_ids=("a",), coverage=0.5), "people")
+    ]
+    assert with_likeliest(same, [likeliest, other], judgement) == same
+    unlikely = judgement_of([likeliest, other], judges_by({}, quotes=0.9).meaning)
+    assert with_likeliest(picked, [likeliest, other], unlikely) == picked
