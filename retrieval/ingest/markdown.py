@@ -204,8 +204,13 @@ def without_link_markup(text: str) -> str:
     exported from a wiki or a help centre): HTML comments dropped, links read as their text
     (inline, by reference, images as their alternative text), and HTML line breaks read as line
     breaks. Nothing else changes: a bracket, an asterisk or a "#" of plain text stays."""
+    return _links_as_text(_BREAK.sub("\n", text))
+
+
+def _links_as_text(text: str) -> str:
+    """HTML comments dropped (also one quoted as code: no sentence shows "<!--") and links, inline
+    or by reference, read as their text."""
     text = _COMMENT.sub("", text)
-    text = _BREAK.sub("\n", text)
     text = _UNRESOLVED_LINK.sub(r"\1", text)
     return _INLINE_LINK.sub(r"\1", text)
 
@@ -225,7 +230,4 @@ def inline_text(children: Sequence[Token]) -> str:
         ):
             parts.append(" ")
     text = _JSX_ELEMENT.sub("", "".join(parts)).replace("\x00", "<")
-    text = _COMMENT.sub("", text)  # also one quoted as code: no sentence shows "<!--"
-    text = _UNRESOLVED_LINK.sub(r"\1", text)
-    text = _INLINE_LINK.sub(r"\1", text)
-    return " ".join(text.split())
+    return " ".join(_links_as_text(text).split())
