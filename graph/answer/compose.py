@@ -20,6 +20,11 @@ DUPLICATE = 0.7
 CLOSEST = 2  # sentences offered as the closest when none answers
 
 
+def says_the_same(text: str, other: str) -> bool:
+    """Two sentences that share so many words (``DUPLICATE``) that saying both repeats one."""
+    return jaccard(stems(text), stems(other)) >= DUPLICATE
+
+
 def judge_evidence(
     plan: Plan,
     question: str,
@@ -66,7 +71,7 @@ def closest(judged: Sequence[Judged], judgement: Judgement) -> list[Judged]:
     for item in judged:
         if len(picks) >= CLOSEST:
             break
-        if any(jaccard(stems(item.text), stems(p.text)) >= DUPLICATE for p in picks):
+        if any(says_the_same(item.text, p.text) for p in picks):
             continue
         picks.append(item)
     return picks
@@ -81,7 +86,7 @@ def with_likeliest(
     if not judged or judged[0].probability < judgement.quotes_at:
         return list(claims)
     likeliest = as_claims(judged[:1])
-    if any(jaccard(stems(likeliest[0][0].text), stems(c.text)) >= DUPLICATE for c, _ in claims):
+    if any(says_the_same(likeliest[0][0].text, c.text) for c, _ in claims):
         return list(claims)
     return [*claims, *likeliest]
 

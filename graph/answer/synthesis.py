@@ -8,7 +8,15 @@ from collections.abc import Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from graph.answer.compose import DUPLICATE, as_claims, concise, judge_evidence, judgement_of, with_likeliest
+from graph.answer.compose import (
+    DUPLICATE,
+    as_claims,
+    concise,
+    judge_evidence,
+    judgement_of,
+    says_the_same,
+    with_likeliest,
+)
 from graph.answer.compose import closest as closest_sentences
 from graph.answer.evidence import merge_passages, names_each_other, other_language, outcomes_of, question_of
 from graph.answer.extractive import jaccard
@@ -684,7 +692,7 @@ def synthesize_extractive(
     # words' closest sentence unless it says the same as one of them.
     shown = as_claims(closest_sentences(judged, judgement))
     for claim, collection in selection.closest:
-        if all(jaccard(stems(claim.text), stems(c.text)) < DUPLICATE for c, _ in shown):
+        if not any(says_the_same(claim.text, c.text) for c, _ in shown):
             shown.append((claim, collection))
     answer, _ = build_answer(plan, findings, shown)
     closest = tuple(sentence for section in answer.sections for sentence in section.sentences)
