@@ -55,10 +55,11 @@ docs: $(RUNTIME)
 bench: $(DEV)
 	$(BIN)/python -m bench
 
-# The eval sets (docs/evaluation.md): employee questions over samples/, over a real company
-# handbook and over a real product's documentation (dev halves), and orgdocs when this checkout
+# The eval sets (docs/evaluation.md): employee questions over samples/, over two real company
+# handbooks and users' questions over two real products' documentation (dev halves), and orgdocs when this checkout
 # has ../shared/datasets beside it; one report folder each under eval-results/.
-EVAL_SETS ?= evals/samples evals/sourcegraph-handbook evals/plausible-docs $(wildcard ../shared/datasets/orgdocs)
+EVAL_SETS ?= evals/samples evals/sourcegraph-handbook evals/plausible-docs evals/meltano-handbook \
+	evals/syncthing-docs $(wildcard ../shared/datasets/orgdocs)
 eval: $(DEV)
 	@for set in $(EVAL_SETS); do \
 		echo "confer eval $$set"; \

@@ -14,7 +14,7 @@ from bot.terminal.cli import build_parser
 from retrieval.collections import load_collections, resolve_sources
 
 EVALS = Path(__file__).resolve().parents[4] / "evals"
-SETS = ["sourcegraph-handbook", "plausible-docs"]
+SETS = ["sourcegraph-handbook", "plausible-docs", "meltano-handbook", "syncthing-docs"]
 
 
 @functools.cache
