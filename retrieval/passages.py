@@ -11,8 +11,9 @@ from retrieval.audience import readers_key
 # (every changed passage is a new one). 2: Markdown comments, link syntax and front matter dropped,
 # code kept in code blocks of its own, tables read row by row, list items and rows one a line, HTML
 # furniture left out, reStructuredText directives and roles read as text. 3: a JSONL passage's
-# links read as their text, its HTML comments dropped and its HTML line breaks read as breaks.
-TEXT_FORMAT = 3
+# links read as their text, its HTML comments dropped and its HTML line breaks read as breaks. 4: an
+# inline link left unclosed ("[the guide](https://…" to the line's end) read as its text.
+TEXT_FORMAT = 4
 
 
 class Passage(BaseModel):

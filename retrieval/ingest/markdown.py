@@ -30,6 +30,8 @@ from retrieval.text import code_block, is_code_block
 # A reference-style link whose reference is defined nowhere stays literal in the parsed text.
 _UNRESOLVED_LINK = re.compile(r"!?\[([^\[\]]*)\]\[[^\[\]]*\]")
 _INLINE_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()\s]*(?:\s+\"[^\"]*\")?\)")
+# An inline link its writer left unclosed ("[the guide](https://…" and the line ends), literal too.
+_UNCLOSED_LINK = re.compile(r"!?\[([^\[\]]*)\]\((?:https?://|/|\.)[^()\s]*(?=\s|$)")
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # MDX (Docusaurus and others): ES module lines, admonition fences, and JSX elements with attributes
@@ -209,10 +211,10 @@ def without_link_markup(text: str) -> str:
 
 def _links_as_text(text: str) -> str:
     """HTML comments dropped (also one quoted as code: no sentence shows "<!--") and links, inline
-    or by reference, read as their text."""
+    (also one left unclosed) or by reference, read as their text."""
     text = _COMMENT.sub("", text)
     text = _UNRESOLVED_LINK.sub(r"\1", text)
-    return _INLINE_LINK.sub(r"\1", text)
+    return _UNCLOSED_LINK.sub(r"\1", _INLINE_LINK.sub(r"\1", text))
 
 
 def inline_text(children: Sequence[Token]) -> str:

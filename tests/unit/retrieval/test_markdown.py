@@ -166,3 +166,15 @@ def test_docusaurus_imports_admonitions_components_and_markdown_inside_html(tmp_
         "Installation: The snippet contains plausible.init, as our GTM template does.; "
         "Action: No action required",
     ]
+
+
+def test_a_link_its_writer_left_unclosed_reads_as_its_text(tmp_path: Path) -> None:
+    text = (
+        "# Style guide\n\nFor more on footnotes, check out: [the citation guide](https://example.org/guides/"
+        "footnotes/\n\n## Quotes\n\nAsk before you quote a customer, as [the policy](./quotes.md says.\n"
+    )
+    assert _sentences(tmp_path, "style.md", text) == [
+        "For more on footnotes, check out: the citation guide",
+        "Quotes",
+        "Ask before you quote a customer, as the policy says.",
+    ]
