@@ -12,8 +12,9 @@ from retrieval.audience import readers_key
 # code kept in code blocks of its own, tables read row by row, list items and rows one a line, HTML
 # furniture left out, reStructuredText directives and roles read as text. 3: a JSONL passage's
 # links read as their text, its HTML comments dropped and its HTML line breaks read as breaks. 4: an
-# inline link left unclosed ("[the guide](https://…" to the line's end) read as its text.
-TEXT_FORMAT = 4
+# inline link left unclosed ("[the guide](https://…" to the line's end) read as its text. 5: a
+# reStructuredText object description read "--name: what it does", diagrams' source left out.
+TEXT_FORMAT = 5
 
 
 class Passage(BaseModel):

@@ -16,7 +16,7 @@ directives and roles would be unknown to it anyway).
 import re
 
 from retrieval.ingest.tables import table_text
-from retrieval.text import code_block
+from retrieval.text import code_block, is_code_block
 
 _UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
@@ -31,7 +31,14 @@ _CODE_DIRECTIVES = frozenset({"code", "code-block", "sourcecode", "parsed-litera
 _NO_TEXT = frozenset(
     "image figure toctree include literalinclude raw meta index contents sectnum highlight".split()
     + "default-role role class title target-notes header footer only ifconfig autosummary".split()
+    # diagrams drawn from their source (Graphviz, Mermaid, PlantUML), and Sphinx's settings for
+    # what follows (the default domain, the current module or program)
+    + "graphviz graph digraph mermaid plantuml uml default-domain currentmodule program".split()
+    + "py:currentmodule".split()
 )
+# Sphinx's object descriptions outside a domain ("py:function" and the like are in one): their
+# argument is a signature, read literally ("--auditfile=<file|-|-->" holds no substitution).
+_OBJECTS = frozenset("option cmdoption envvar confval describe object function class".split())
 # A directive's options, the field lines that open its body (":alt: A diagram").
 _OPTIONS = re.compile(r"\A(?:[ \t]*:[\w-]+:.*\n?)+")
 _ITEM = re.compile(r"^(?:[-*+•]|#\.|\d{1,3}[.)]|\(\d{1,3}\))\s+")
@@ -116,7 +123,8 @@ def parse_rst(text: str) -> tuple[str, list[tuple[int, str]]]:
 
 def _directive(name: str, argument: str, body: str) -> list[tuple[int, str]]:
     """What a directive shows: code, an admonition's text, or an unknown directive's argument and
-    body (``.. py:function:: name(args)`` and its description); nothing for the others."""
+    body (``.. py:function:: name(args)`` and its description, read "name(args): Returns …");
+    nothing for the others."""
     body = _OPTIONS.sub("", body)
     if name in _CODE_DIRECTIVES:
         return [(0, code_block(body, argument))]
@@ -130,7 +138,14 @@ def _directive(name: str, argument: str, body: str) -> list[tuple[int, str]]:
         if inner and not argument:
             return [(0, f"{opening} {inner[0][1]}"), *inner[1:]]
         return [(0, opening), *inner] if argument else inner
-    return [(0, inline_rst(argument)), *inner] if argument else inner
+    if not argument:
+        return inner
+    # An object's description (".. option:: --gui-address", ".. py:function:: restore(target)")
+    # opens with what it describes, as a definition list's term does: its first sentence says it.
+    named = argument if name in _OBJECTS or ":" in name else inline_rst(argument)
+    if inner and not is_code_block(inner[0][1]) and not _EXPLICIT.match(body.lstrip()):
+        return [(0, f"{named}: {inner[0][1]}"), *inner[1:]]
+    return [(0, named), *inner]
 
 
 def _indented(lines: list[str], start: int) -> tuple[str, int]:

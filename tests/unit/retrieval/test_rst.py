@@ -43,6 +43,18 @@ Restore with::
 
    Restores the latest snapshot to *target*.
 
+.. default-domain:: py
+
+.. graphviz::
+
+   digraph backups {
+       db -> snapshot [label="nightly"]
+   }
+
+.. option:: --keep <days|all>
+
+   How long snapshots are kept.
+
 +--------+-----------+
 | Tier   | Retention |
 +========+===========+
@@ -70,8 +82,8 @@ def test_directives_roles_and_literal_blocks_read_as_text_and_code(tmp_path: Pat
         "Warning: Never restore over a live database.",
         "Restoring",
         "Restore with:",
-        "restore(target, *, verify=True)",
-        "Restores the latest snapshot to target.",
+        "restore(target, *, verify=True): Restores the latest snapshot to target.",
+        "--keep <days|all>: How long snapshots are kept.",
         "Tier: Daily; Retention: 14 days",
         "Tier: Weekly; Retention: 8 weeks",
         "Snapshot: A copy of the database at one time.",
