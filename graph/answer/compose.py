@@ -3,6 +3,7 @@ its best passages judged, the judgement recorded with the answer, and, when the 
 answer, the one or two sentences most likely to answer offered as the closest found (none when the
 best is not related to the question at all)."""
 
+import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
@@ -12,12 +13,16 @@ from graph.answer.meaning import Closeness, TermAliases, candidates
 from graph.answer.relevance import assess_coverage, focus_of
 from graph.models import Claim, JudgedSentence, Judgement, Plan
 from retrieval.passages import Passage
-from retrieval.text import stems
+from retrieval.text import split_sentences, stems
 
 # Sentences sharing this much of their words (Jaccard of stems) say the same thing: said once
 # (an answer's near-duplicates merge, the closest sentences shown are not repeated).
 DUPLICATE = 0.7
 CLOSEST = 2  # sentences offered as the closest when none answers
+
+
+# A line of a list: a bullet, or a number of one to three digits, then the item.
+_LIST_ITEM = re.compile(r"\s*(?:[-*•]|\d{1,3}[.)])\s+(?=\S)")
 
 
 def says_the_same(text: str, other: str) -> bool:
@@ -156,3 +161,40 @@ def as_claims(picks: Sequence[Judged]) -> list[tuple[Claim, str]]:
         (Claim(text=j.text, passage_ids=(j.passage.id,), coverage=j.probability), j.passage.collection)
         for j in picks
     ]
+
+
+def with_lists(
+    claims: Sequence[tuple[Claim, str]], passages: Sequence[Passage], most: int
+) -> list[tuple[Claim, str]]:
+    """Each sentence that introduces a list ("… you will need to open the following ports:") said
+    with the list's items right after it, when the list is short enough to say whole (``most``
+    items at most): the items are what such a sentence says. Items already said are not repeated."""
+    by_id = {p.id: p for p in passages}
+    said = {c.text for c, _ in claims}
+    out: list[tuple[Claim, str]] = []
+    for claim, collection in claims:
+        out.append((claim, collection))
+        passage = by_id.get(claim.passage_ids[0]) if claim.passage_ids else None
+        if passage is None or not claim.text.endswith(":"):
+            continue
+        items = _introduced(claim.text, passage)
+        if 0 < len(items) <= most:
+            fresh = [i for i in items if i not in said]
+            said.update(fresh)
+            out += [(Claim(text=i, passage_ids=(passage.id,), coverage=0.0), collection) for i in fresh]
+    return out
+
+
+def _introduced(sentence: str, passage: Passage) -> list[str]:
+    """The sentences of the list right after ``sentence`` in its passage (at most one blank line
+    between), or none when what follows is no list."""
+    at = passage.text.find(sentence)
+    if at < 0:
+        return []
+    rest = passage.text[at + len(sentence) :]
+    block = rest.lstrip(" \t").removeprefix("\n").removeprefix("\n").split("\n\n", 1)[0]
+    lines = block.splitlines()
+    if not lines or not all(_LIST_ITEM.match(line) for line in lines):
+        return []
+    # every item, however short ("Port 21027/UDP: discovery"): the sentence before says what it is
+    return [s for line in lines for s in split_sentences(_LIST_ITEM.sub("", line, count=1).strip())]

@@ -485,3 +485,35 @@ def test_index_every_takes_a_duration_and_refuses_anything_else(capsys: pytest.C
     assert "'15 minutes' is no duration: write it like 90s, 15m or 2h" in capsys.readouterr().err
     assert main(["index", "--every", "5s"]) == 2
     assert "--every must be at least 10s" in capsys.readouterr().err
+
+
+def test_a_sentence_that_introduces_a_list_is_said_with_its_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "… open the following ports:" says nothing without the ports; a long list is not dumped.
+    folder = tmp_path / "kb"
+    (folder / "network").mkdir(parents=True)
+    (folder / "network" / "firewall.md").write_text(
+        "# Firewall setup\n\n"
+        "Sync runs between devices on the same network or through a relay.\n\n"
+        "If your machine has a local firewall, you need to open the following ports for incoming "
+        "and outgoing traffic:\n\n"
+        "- Port 22000/TCP: the sync protocol over TCP\n"
+        "- Port 22000/UDP: the sync protocol over QUIC\n"
+        "- Port 21027/UDP: discovery broadcasts\n\n"
+        "The relay servers the firewall must reach are these:\n\n"
+        + "".join(f"- relay{n}.example.net\n" for n in range(1, 10))
+    )
+    (folder / "collections.yaml").write_text(
+        "collections:\n  - name: network\n    title: Networking\n    sources: [network/*.md]\n"
+    )
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("CONFER_DATA_DIR", str(folder / ".confer"))
+    assert main(["index"]) == 0
+    capsys.readouterr()
+    assert main(["ask", "which ports do I need to open in the firewall?"]) == 0
+    out = capsys.readouterr().out
+    assert "open the following ports" in out, out
+    assert all(port in out for port in ("22000/TCP", "22000/UDP", "21027/UDP")), out
+    assert main(["ask", "which relay servers must the firewall reach?"]) == 0
+    assert "relay9.example.net" not in capsys.readouterr().out
