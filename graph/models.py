@@ -65,6 +65,7 @@ class Claim(_Frozen):
     text: str
     passage_ids: tuple[str, ...]
     coverage: float
+    item: bool = False  # an item of the list the claim before it introduces
 
 
 class QueryHits(_Frozen):
@@ -113,6 +114,7 @@ class AnswerSentence(_Frozen):
     text: str
     citations: tuple[int, ...]
     derived: Derived | None = None
+    item: bool = False  # an item of the list the sentence before it introduces: shown on a line of its own
 
 
 class AnswerSection(_Frozen):

@@ -2,7 +2,7 @@
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,29 @@ def cite(sentence: AnswerSentence) -> str:
     return f"{sentence.text} {markers}"
 
 
+def sentences_text(
+    sentences: Sequence[AnswerSentence],
+    show: Callable[[AnswerSentence], str] = cite,
+    *,
+    line_break: str = "\n",
+) -> str:
+    """Sentences as one paragraph, each shown by ``show``; a list's items each on a line of their
+    own after a bullet, and what follows the list on a new line (``line_break``: how the surface
+    breaks a line)."""
+    text = ""
+    after_item = False
+    for sentence in sentences:
+        shown = show(sentence)
+        if sentence.item:
+            text += f"{line_break}• {shown}" if text else f"• {shown}"
+        elif text:
+            text += f"{line_break}{shown}" if after_item else f" {shown}"
+        else:
+            text = shown
+        after_item = sentence.item
+    return text
+
+
 def collection_title(config: CollectionsConfig, name: str) -> str:
     """A collection's title; ``""`` stays ``""`` (a model-written answer spans collections)."""
     if not name:
@@ -61,13 +84,7 @@ def collection_title(config: CollectionsConfig, name: str) -> str:
 
 def answer_paragraphs(answer: Answer, config: CollectionsConfig) -> list[tuple[str, str]]:
     """(collection title, cited text) per section, in answer order."""
-    return [
-        (
-            collection_title(config, s.collection),
-            " ".join(cite(sentence) for sentence in s.sentences),
-        )
-        for s in answer.sections
-    ]
+    return [(collection_title(config, s.collection), sentences_text(s.sentences)) for s in answer.sections]
 
 
 def failed_collections(answer: Answer, config: CollectionsConfig) -> list[tuple[str, FindingStatus, str]]:
@@ -91,7 +108,7 @@ def no_answer_text(answer: Answer, config: CollectionsConfig) -> str:
     else:
         parts = [NOTHING_RELATED.format(collections=", ".join(searched))]
     if answer.closest:
-        parts.append(CLOSEST.format(sentence=" ".join(cite(s) for s in answer.closest)))
+        parts.append(CLOSEST.format(sentence=sentences_text(answer.closest)))
     if answer.suggested:
         titles = ", ".join(collection_title(config, name) for name in answer.suggested)
         parts.append(ELSEWHERE.format(collections=titles, hint="in:" + ",".join(answer.suggested)))

@@ -30,7 +30,14 @@ from bot import messages
 from bot.chat import deadline
 from bot.chat.progress import FINAL_PHASES, Row, StatusState
 from bot.chat.ratelimit import RetryLaterError
-from bot.chat.render import AnswerFooter, cite, collection_title, failed_collections, no_answer_text
+from bot.chat.render import (
+    AnswerFooter,
+    cite,
+    collection_title,
+    failed_collections,
+    no_answer_text,
+    sentences_text,
+)
 from bot.metrics import ConferMetrics
 from bot.slack.blocks import stream_footer
 from bot.slack.gateway import RateLimitedError, SlackCallError
@@ -178,7 +185,7 @@ def answer_markdown(answer: Answer, config: CollectionsConfig) -> str:
         parts.append(neutralize_markdown(no_answer_text(answer, config)))
     for section in answer.sections:
         title = neutralize_markdown(collection_title(config, section.collection))
-        body = " ".join(neutralize_markdown(cite(sentence)) for sentence in section.sentences)
+        body = sentences_text(section.sentences, lambda sentence: neutralize_markdown(cite(sentence)))
         parts.append(f"**{title}**\n{body}" if title else body)
     failed = failed_collections(answer, config)
     if failed:

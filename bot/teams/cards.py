@@ -19,6 +19,7 @@ from bot.chat.render import (
     collection_title,
     failed_collections,
     no_answer_text,
+    sentences_text,
     source_labels,
     takes_votes,
 )
@@ -108,8 +109,15 @@ def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter 
         title = collection_title(config, section.collection)
         if title:
             body.append(_text(neutralize(title), weight="Bolder", spacing="Medium"))
-        sentences = [cite(s.model_copy(update={"text": neutralize(s.text)})) for s in section.sentences]
-        body.append(_text(" ".join(sentences)))
+        body.append(
+            _text(
+                sentences_text(
+                    section.sentences,
+                    lambda s: cite(s.model_copy(update={"text": neutralize(s.text)})),
+                    line_break="\n\n",  # a single one is not shown in a card's text
+                )
+            )
+        )
     failed = failed_collections(answer, config)
     if failed:
         note = neutralize(messages.partial_note(failed))

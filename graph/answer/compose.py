@@ -181,7 +181,9 @@ def with_lists(
         if 0 < len(items) <= most:
             fresh = [i for i in items if i not in said]
             said.update(fresh)
-            out += [(Claim(text=i, passage_ids=(passage.id,), coverage=0.0), collection) for i in fresh]
+            out += [
+                (Claim(text=i, passage_ids=(passage.id,), coverage=0.0, item=True), collection) for i in fresh
+            ]
     return out
 
 

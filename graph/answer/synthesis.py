@@ -615,7 +615,7 @@ def build_answer(
                 quote = claim.text if claim.text in passage.text else best_quote(claim.text, passage)
                 citations.append(Citation(n=numbers[passage.id], passage=passage, quote=quote))
             refs.append(numbers[passage.id])
-        sentence = AnswerSentence(text=claim.text, citations=tuple(refs))
+        sentence = AnswerSentence(text=claim.text, citations=tuple(refs), item=claim.item)
         if runs and runs[-1][0] == collection:
             runs[-1][1].append(sentence)
         else:

@@ -513,7 +513,12 @@ def test_a_sentence_that_introduces_a_list_is_said_with_its_items(
     capsys.readouterr()
     assert main(["ask", "which ports do I need to open in the firewall?"]) == 0
     out = capsys.readouterr().out
-    assert "open the following ports" in out, out
-    assert all(port in out for port in ("22000/TCP", "22000/UDP", "21027/UDP")), out
+    lines = out.splitlines()
+    assert any(
+        line.endswith("open the following ports for incoming and outgoing traffic: [1]") for line in lines
+    ), out
+    for item in ("Port 22000/TCP: the sync protocol over TCP", "Port 22000/UDP: the sync protocol over QUIC"):
+        assert f"• {item} [1]" in lines, out  # each item on a line of its own
+    assert "• Port 21027/UDP: discovery broadcasts [1]" in lines, out
     assert main(["ask", "which relay servers must the firewall reach?"]) == 0
     assert "relay9.example.net" not in capsys.readouterr().out

@@ -2,7 +2,14 @@
 
 from bot.chat.progress import Row, StatusState
 from bot.slack.mrkdwn import neutralize_markdown
-from bot.slack.stream import MAX_MARKDOWN_CHARS, EditOnlyWorkspaces, plan_chunks, split_markdown
+from bot.slack.stream import (
+    MAX_MARKDOWN_CHARS,
+    EditOnlyWorkspaces,
+    answer_markdown,
+    plan_chunks,
+    split_markdown,
+)
+from graph.models import Answer, AnswerSection, AnswerSentence
 from retrieval.collections import CollectionsConfig
 
 
@@ -72,3 +79,21 @@ def test_a_refusing_workspace_is_edit_only_until_its_ttl_passes() -> None:
     assert workspaces.edit_only("T1") and not workspaces.edit_only("T2")
     now[0] += 61
     assert not workspaces.edit_only("T1")
+
+
+def test_a_list_an_answer_quotes_is_shown_item_by_item_and_stays_inert() -> None:
+    sentences = (
+        AnswerSentence(text="Open the following ports:", citations=(1,)),
+        AnswerSentence(text="Port 22000/TCP: sync", citations=(1,), item=True),
+        AnswerSentence(text="Port 21027/UDP <!channel> *now*", citations=(1,), item=True),
+        AnswerSentence(text="Adapt the rules to a custom port.", citations=(1,)),
+    )
+    answer = Answer(
+        mode="extractive", kind="factual", sections=(AnswerSection(collection="sec", sentences=sentences),)
+    )
+    lines = answer_markdown(answer, _config()).splitlines()
+    assert lines[:3] == ["**Security**", "Open the following ports: \\[1\\]", "• Port 22000/TCP: sync \\[1\\]"]
+    assert (
+        lines[3].startswith("• Port 21027/UDP") and "<!channel>" not in lines[3] and "*now*" not in lines[3]
+    )
+    assert lines[4:] == ["Adapt the rules to a custom port \\[1\\]."]

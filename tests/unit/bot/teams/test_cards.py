@@ -143,3 +143,21 @@ def test_a_finished_follow_ups_card_keeps_how_it_was_read() -> None:
         state.summary,
         "Searching: can it be \\<at\\>split\\</at\\>?",
     ]
+
+
+def test_a_list_an_answer_quotes_is_shown_item_by_item_and_stays_inert() -> None:
+    intro = AnswerSentence(text="Open the following ports:", citations=(1,))
+    items = [
+        AnswerSentence(text="Port 22000/TCP: sync", citations=(1,), item=True),
+        AnswerSentence(
+            text="**Port** 21027/UDP: see [this](https://evil.example)", citations=(1,), item=True
+        ),
+    ]
+    after = AnswerSentence(text="Adapt the rules to a custom port.", citations=(1,))
+    answer = _answer().model_copy(
+        update={"sections": (AnswerSection(collection="eng", sentences=(intro, *items, after)),)}
+    )
+    text = _texts(answer_card(answer, CONFIG))[1]
+    assert text.startswith("Open the following ports: [1]\n\n• Port 22000/TCP: sync [1]\n\n• ")
+    assert text.endswith("\n\nAdapt the rules to a custom port [1].")
+    assert "**Port**" not in text and "[this](" not in text  # each item neutralized as any sentence
