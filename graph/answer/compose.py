@@ -167,23 +167,30 @@ def with_lists(
     claims: Sequence[tuple[Claim, str]], passages: Sequence[Passage], most: int
 ) -> list[tuple[Claim, str]]:
     """Each sentence that introduces a list ("… you will need to open the following ports:") said
-    with the list's items right after it, when the list is short enough to say whole (``most``
-    items at most): the items are what such a sentence says. Items already said are not repeated."""
+    with the list's items right after it, in their order, when the list is short enough to say
+    whole (``most`` items at most): the items are what such a sentence says. An item the answer
+    said elsewhere moves to its list."""
     by_id = {p.id: p for p in passages}
-    said = {c.text for c, _ in claims}
-    out: list[tuple[Claim, str]] = []
-    for claim, collection in claims:
-        out.append((claim, collection))
+    lists: dict[int, tuple[str, list[str]]] = {}
+    for n, (claim, _) in enumerate(claims):
         passage = by_id.get(claim.passage_ids[0]) if claim.passage_ids else None
-        if passage is None or not claim.text.endswith(":"):
+        if passage is not None and claim.text.endswith(":"):
+            items = _introduced(claim.text, passage)
+            if 0 < len(items) <= most:
+                lists[n] = (passage.id, items)
+    listed = {item for _, items in lists.values() for item in items}
+    out: list[tuple[Claim, str]] = []
+    said: set[str] = set()
+    for n, (claim, collection) in enumerate(claims):
+        if claim.text in said or (claim.text in listed and not claim.text.endswith(":")):
             continue
-        items = _introduced(claim.text, passage)
-        if 0 < len(items) <= most:
-            fresh = [i for i in items if i not in said]
-            said.update(fresh)
-            out += [
-                (Claim(text=i, passage_ids=(passage.id,), coverage=0.0, item=True), collection) for i in fresh
-            ]
+        out.append((claim, collection))
+        said.add(claim.text)
+        passage_id, items = lists.get(n, ("", []))
+        for item in items:
+            if item not in said:
+                said.add(item)
+                out.append((Claim(text=item, passage_ids=(passage_id,), coverage=0.0, item=True), collection))
     return out
 
 
