@@ -92,7 +92,11 @@ def test_a_list_an_answer_quotes_is_shown_item_by_item_and_stays_inert() -> None
         mode="extractive", kind="factual", sections=(AnswerSection(collection="sec", sentences=sentences),)
     )
     lines = answer_markdown(answer, _config()).splitlines()
-    assert lines[:3] == ["**Security**", "Open the following ports: \\[1\\]", "• Port 22000/TCP: sync \\[1\\]"]
+    assert lines[:3] == [
+        "**Security**",
+        "Open the following ports: \\[1\\]",
+        "• Port 22000/TCP: sync \\[1\\]",
+    ]
     assert (
         lines[3].startswith("• Port 21027/UDP") and "<!channel>" not in lines[3] and "*now*" not in lines[3]
     )
