@@ -1,7 +1,8 @@
 """The answer judge (``graph.answer.judge``) applied to a run's evidence: every quotable sentence of
 its best passages judged, the judgement recorded with the answer, and, when the evidence does not
 answer, the one or two sentences most likely to answer offered as the closest found (none when the
-best is not related to the question at all)."""
+best is not related to the question at all); and what an answer's sentences bring with them: the
+sentence that continues the first, the items of a list a sentence introduces."""
 
 import re
 from collections.abc import Sequence
@@ -9,11 +10,11 @@ from collections.abc import Set as AbstractSet
 
 from graph.answer.extractive import jaccard
 from graph.answer.judge import BEST_FEW, FEATURES, Judged, JudgeModel, Judges, judge
-from graph.answer.meaning import Closeness, TermAliases, candidates
+from graph.answer.meaning import Closeness, TermAliases, candidates, quotable_sentences
 from graph.answer.relevance import assess_coverage, focus_of
 from graph.models import Claim, JudgedSentence, Judgement, Plan
 from retrieval.passages import Passage
-from retrieval.text import split_sentences, stems
+from retrieval.text import sentence_analysis, split_sentences, stems
 
 # Sentences sharing this much of their words (Jaccard of stems) say the same thing: said once
 # (an answer's near-duplicates merge, the closest sentences shown are not repeated).
@@ -207,3 +208,41 @@ def _introduced(sentence: str, passage: Passage) -> list[str]:
         return []
     # every item, however short ("Port 21027/UDP: discovery"): the sentence before says what it is
     return [s for line in lines for s in split_sentences(_LIST_ITEM.sub("", line, count=1).strip())]
+
+
+def with_continuation(
+    kept: list[tuple[Claim, str]], merged: Sequence[Passage], most: int
+) -> list[tuple[Claim, str]]:
+    """The answer with the sentence that continues its first one, right after it: the very next
+    sentence of the same passage and paragraph (no heading, question or blank line between), when
+    it speaks of what the first one does (shares a content word with it: "Report a lost security
+    key … IT revokes the key and issues a temporary one that expires after seven days"), can be
+    quoted, and repeats no sentence of the answer."""
+    if not kept or len(kept) >= most:
+        return kept
+    first, collection = kept[0]
+    passage = next((p for p in merged if p.id == first.passage_ids[0]), None)
+    if passage is None:
+        return kept
+    sentences = [sentence for sentence, _, _ in sentence_analysis(passage.text)[0]]
+    if first.text not in sentences:
+        return kept
+    at = sentences.index(first.text)
+    if at + 1 >= len(sentences):
+        return kept
+    following = sentences[at + 1]
+    found_at = passage.text.find(first.text)
+    start = found_at + len(first.text)
+    end = passage.text.find(following, start)
+    own = stems(following)
+    if (
+        found_at < 0  # either not found as written in the text: no paragraph to read
+        or end < 0
+        or "\n\n" in passage.text[start:end]
+        or following not in quotable_sentences(passage)
+        or not (own & stems(first.text))
+        or any(jaccard(own, stems(c.text)) >= DUPLICATE for c, _ in kept)
+    ):
+        return kept
+    continuation = Claim(text=following, passage_ids=(passage.id,), coverage=0.0)
+    return [kept[0], (continuation, collection), *kept[1:]]

@@ -15,6 +15,7 @@ from graph.answer.compose import (
     judge_evidence,
     judgement_of,
     says_the_same,
+    with_continuation,
     with_likeliest,
     with_lists,
 )
@@ -52,7 +53,7 @@ from graph.verify.citations import best_quote, is_supported
 from retrieval.language import DEFAULT_LANGUAGE, detect_language
 from retrieval.passages import Passage
 from retrieval.scoring import is_hybrid
-from retrieval.text import sentence_analysis, stems, tokens, words
+from retrieval.text import stems, tokens, words
 
 logger = logging.getLogger(__name__)
 
@@ -235,7 +236,7 @@ def choose_claims(
         )
         if answering:
             return Selection(
-                claims=_with_continuation(answering, merged, limits.answer_sentences),
+                claims=with_continuation(answering, merged, limits.answer_sentences),
                 coverage=Coverage(found=True),
                 closest=[],
             )
@@ -362,7 +363,7 @@ def choose_claims(
             # is close in meaning to the whole question.
             answering = _answering(focus, closeness, merged, limits.answer_sentences)
             if answering:
-                claims = _with_continuation(answering, merged, limits.answer_sentences)
+                claims = with_continuation(answering, merged, limits.answer_sentences)
                 return Selection(
                     claims=claims,
                     coverage=replace(coverage, found=True),
@@ -378,7 +379,7 @@ def choose_claims(
             belong = _documents_that_belong(kept, kept_passages, closeness, merged, keep=links)
             passed[:0] = [(c, n, "far_document") for c, n in kept if (c, n) not in belong]
             kept = belong
-        kept = _with_continuation(kept, merged, limits.answer_sentences)
+        kept = with_continuation(kept, merged, limits.answer_sentences)
         return Selection(
             claims=kept,
             coverage=coverage,
@@ -404,44 +405,6 @@ def _left_out(
     continuation may be one of them)."""
     said = {claim.text for claim, _ in used}
     return [item for item in passed if item[0].text not in said]
-
-
-def _with_continuation(
-    kept: list[tuple[Claim, str]], merged: Sequence[Passage], most: int
-) -> list[tuple[Claim, str]]:
-    """The answer with the sentence that continues its first one, right after it: the very next
-    sentence of the same passage and paragraph (no heading, question or blank line between), when
-    it speaks of what the first one does (shares a content word with it: "Report a lost security
-    key … IT revokes the key and issues a temporary one that expires after seven days"), can be
-    quoted, and repeats no sentence of the answer."""
-    if not kept or len(kept) >= most:
-        return kept
-    first, collection = kept[0]
-    passage = next((p for p in merged if p.id == first.passage_ids[0]), None)
-    if passage is None:
-        return kept
-    sentences = [sentence for sentence, _, _ in sentence_analysis(passage.text)[0]]
-    if first.text not in sentences:
-        return kept
-    at = sentences.index(first.text)
-    if at + 1 >= len(sentences):
-        return kept
-    following = sentences[at + 1]
-    found_at = passage.text.find(first.text)
-    start = found_at + len(first.text)
-    end = passage.text.find(following, start)
-    own = stems(following)
-    if (
-        found_at < 0  # either not found as written in the text: no paragraph to read
-        or end < 0
-        or "\n\n" in passage.text[start:end]
-        or following not in quotable_sentences(passage)
-        or not (own & stems(first.text))
-        or any(jaccard(own, stems(c.text)) >= DUPLICATE for c, _ in kept)
-    ):
-        return kept
-    continuation = Claim(text=following, passage_ids=(passage.id,), coverage=0.0)
-    return [kept[0], (continuation, collection), *kept[1:]]
 
 
 def _documents_that_belong(
