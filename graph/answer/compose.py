@@ -14,7 +14,7 @@ from graph.answer.meaning import Closeness, TermAliases, candidates, quotable_se
 from graph.answer.relevance import assess_coverage, focus_of
 from graph.models import Claim, JudgedSentence, Judgement, Plan
 from retrieval.passages import Passage
-from retrieval.text import sentence_analysis, split_sentences, stems
+from retrieval.text import sentence_analysis, stems
 
 # Sentences sharing this much of their words (Jaccard of stems) say the same thing: said once
 # (an answer's near-duplicates merge, the closest sentences shown are not repeated).
@@ -183,7 +183,8 @@ def with_lists(
     out: list[tuple[Claim, str]] = []
     said: set[str] = set()
     for n, (claim, collection) in enumerate(claims):
-        if claim.text in said or (claim.text in listed and not claim.text.endswith(":")):
+        in_list = any(claim.text in item for item in listed)  # an item, or a sentence of one
+        if claim.text in said or (in_list and not claim.text.endswith(":")):
             continue
         out.append((claim, collection))
         said.add(claim.text)
@@ -196,7 +197,7 @@ def with_lists(
 
 
 def _introduced(sentence: str, passage: Passage) -> list[str]:
-    """The sentences of the list right after ``sentence`` in its passage (at most one blank line
+    """The items of the list right after ``sentence`` in its passage (at most one blank line
     between), or none when what follows is no list."""
     at = passage.text.find(sentence)
     if at < 0:
@@ -206,8 +207,9 @@ def _introduced(sentence: str, passage: Passage) -> list[str]:
     lines = block.splitlines()
     if not lines or not all(_LIST_ITEM.match(line) for line in lines):
         return []
-    # every item, however short ("Port 21027/UDP: discovery"): the sentence before says what it is
-    return [s for line in lines for s in split_sentences(_LIST_ITEM.sub("", line, count=1).strip())]
+    # every item whole (one of two sentences stays one item), however short ("Port 21027/UDP:
+    # discovery"): the sentence before says what it is
+    return [_LIST_ITEM.sub("", line, count=1).strip() for line in lines]
 
 
 def with_continuation(

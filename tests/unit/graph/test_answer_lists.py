@@ -12,7 +12,9 @@ FIREWALL = Passage(
     title="Firewall",
     text=(
         "If your machine has a local firewall, open the following ports:\n\n"
-        "- Port 22000/TCP: sync over TCP\n- Port 22000/UDP: sync over QUIC\n- Port 21027/UDP: discovery\n\n"
+        "- Port 22000/TCP: sync over TCP\n"
+        "- Port 22000/UDP: sync over QUIC. Needs 1.20.\n"
+        "- Port 21027/UDP: discovery\n\n"
         "A custom listen port needs its own rule.\n\nThe relays are these:\n\n"
         + "".join(f"- relay{n}.example.net\n" for n in range(1, 9))
     ),
@@ -25,7 +27,7 @@ def _claim(text: str) -> tuple[Claim, str]:
 
 def test_a_list_follows_its_sentence_whole_and_in_order_and_an_item_said_elsewhere_moves_to_it() -> None:
     claims = [
-        _claim("Port 22000/UDP: sync over QUIC"),
+        _claim("Port 22000/UDP: sync over QUIC."),
         _claim("If your machine has a local firewall, open the following ports:"),
         _claim("A custom listen port needs its own rule."),
     ]
@@ -33,7 +35,7 @@ def test_a_list_follows_its_sentence_whole_and_in_order_and_an_item_said_elsewhe
     assert [(c.text, c.item) for c, _ in said] == [
         ("If your machine has a local firewall, open the following ports:", False),
         ("Port 22000/TCP: sync over TCP", True),
-        ("Port 22000/UDP: sync over QUIC", True),
+        ("Port 22000/UDP: sync over QUIC. Needs 1.20.", True),  # an item of two sentences is one
         ("Port 21027/UDP: discovery", True),
         ("A custom listen port needs its own rule.", False),
     ]
