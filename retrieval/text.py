@@ -309,6 +309,20 @@ _NUMBER = re.compile(r"\d{1,2}\.")
 _DOTTED = re.compile(r"(?:[a-z]\.){2,}")
 
 
+def list_items(paragraph: str) -> list[str]:
+    """The items of a paragraph that is a list, each line opening with a bullet or a number (as
+    ``split_sentences`` reads them), each item whole and without its marker; none when the
+    paragraph is no list."""
+    items = []
+    for raw in _ITEMS.split(paragraph.strip()):
+        block = " ".join(raw.split())
+        marker = _MARKER.match(block)
+        if not marker or not block[marker.end() :]:
+            return []
+        items.append(block[marker.end() :])
+    return items
+
+
 def _split(text: str, markers: list[str]) -> list[str]:
     """``split_sentences``, appending the words it leaves out of every sentence (list markers and
     code blocks) to ``markers``."""

@@ -4,7 +4,6 @@ answer, the one or two sentences most likely to answer offered as the closest fo
 best is not related to the question at all); and what an answer's sentences bring with them: the
 sentence that continues the first, the items of a list a sentence introduces."""
 
-import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
@@ -14,16 +13,12 @@ from graph.answer.meaning import Closeness, TermAliases, candidates, quotable_se
 from graph.answer.relevance import assess_coverage, focus_of
 from graph.models import Claim, JudgedSentence, Judgement, Plan
 from retrieval.passages import Passage
-from retrieval.text import sentence_analysis, stems
+from retrieval.text import list_items, sentence_analysis, stems
 
 # Sentences sharing this much of their words (Jaccard of stems) say the same thing: said once
 # (an answer's near-duplicates merge, the closest sentences shown are not repeated).
 DUPLICATE = 0.7
 CLOSEST = 2  # sentences offered as the closest when none answers
-
-
-# A line of a list: a bullet, or a number of one to three digits, then the item.
-_LIST_ITEM = re.compile(r"\s*(?:[-*•]|\d{1,3}[.)])\s+(?=\S)")
 
 
 def says_the_same(text: str, other: str) -> bool:
@@ -203,13 +198,9 @@ def _introduced(sentence: str, passage: Passage) -> list[str]:
     if at < 0:
         return []
     rest = passage.text[at + len(sentence) :]
-    block = rest.lstrip(" \t").removeprefix("\n").removeprefix("\n").split("\n\n", 1)[0]
-    lines = block.splitlines()
-    if not lines or not all(_LIST_ITEM.match(line) for line in lines):
-        return []
     # every item whole (one of two sentences stays one item), however short ("Port 21027/UDP:
     # discovery"): the sentence before says what it is
-    return [_LIST_ITEM.sub("", line, count=1).strip() for line in lines]
+    return list_items(rest.lstrip(" \t").removeprefix("\n").removeprefix("\n").split("\n\n", 1)[0])
 
 
 def with_continuation(

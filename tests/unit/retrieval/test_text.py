@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from retrieval.text import repair_encoding, split_sentences, stem, stems, terms, words
+from retrieval.text import list_items, repair_encoding, split_sentences, stem, stems, terms, words
 
 
 def test_sentences_respect_abbreviations_and_list_items() -> None:
@@ -203,3 +203,17 @@ def test_a_code_block_is_never_a_sentence_and_its_words_still_count() -> None:
     assert code_blocks(text) == ["deploy:\n  - run: make release"]
     _, everything = sentence_stems(text)
     assert {"release", "make", "deploy"} <= everything
+
+
+def test_a_list_paragraph_reads_as_its_items_whole_and_any_other_as_none() -> None:
+    assert list_items("- Port 22000/TCP: sync\n- Port 22000/UDP: sync. Needs 1.20.\n  2. Discovery") == [
+        "Port 22000/TCP: sync",
+        "Port 22000/UDP: sync. Needs 1.20.",
+        "Discovery",
+    ]
+    assert list_items("- Restore with the tool,\n  which checks the snapshot first") == [
+        "Restore with the tool, which checks the snapshot first"  # a wrapped item is one
+    ]
+    assert list_items("Note the following: ports change.") == []
+    assert list_items("- first\nthen prose") == ["first then prose"]  # as split_sentences reads it
+    assert list_items("") == []
