@@ -234,7 +234,7 @@ def with_continuation(
         or "\n\n" in passage.text[start:end]
         or following not in quotable_sentences(passage)
         or not (own & stems(first.text))
-        or any(jaccard(own, stems(c.text)) >= DUPLICATE for c, _ in kept)
+        or any(says_the_same(following, c.text) for c, _ in kept)
     ):
         return kept
     continuation = Claim(text=following, passage_ids=(passage.id,), coverage=0.0)
