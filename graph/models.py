@@ -66,6 +66,7 @@ class Claim(_Frozen):
     passage_ids: tuple[str, ...]
     coverage: float
     item: bool = False  # an item of the list the claim before it introduces
+    code: str = ""  # the code block the claim introduces ("… by running:"), without its fences
 
 
 class QueryHits(_Frozen):
@@ -115,6 +116,7 @@ class AnswerSentence(_Frozen):
     citations: tuple[int, ...]
     derived: Derived | None = None
     item: bool = False  # an item of the list the sentence before it introduces: shown on a line of its own
+    code: str = ""  # the code block the sentence introduces, as its passage writes it: shown after it
 
 
 class AnswerSection(_Frozen):

@@ -51,15 +51,22 @@ def cite(sentence: AnswerSentence) -> str:
     return f"{sentence.text} {markers}"
 
 
-def sentences_text(
+def indented(code: str) -> str:
+    """A code block as plain text shows it: each line indented by four spaces."""
+    return "\n".join(f"    {line}" for line in code.splitlines())
+
+
+def sentence_runs(
     sentences: Sequence[AnswerSentence],
     show: Callable[[AnswerSentence], str] = cite,
     *,
     line_break: str = "\n",
-) -> str:
-    """Sentences as one paragraph, each shown by ``show``; a list's items each on a line of their
-    own after a bullet, and what follows the list on a new line (``line_break``: how the surface
-    breaks a line)."""
+) -> list[tuple[str, str]]:
+    """Sentences as paragraphs of text, each with the code block its last sentence introduces
+    (``""``: none), which the surface shows after it: within a paragraph each sentence is shown by
+    ``show``, a list's items each on a line of their own after a bullet, and what follows the list
+    on a new line (``line_break``: how the surface breaks a line)."""
+    runs: list[tuple[str, str]] = []
     text = ""
     after_item = False
     for sentence in sentences:
@@ -71,7 +78,39 @@ def sentences_text(
         else:
             text = shown
         after_item = sentence.item
-    return text
+        if sentence.code:
+            runs.append((text, sentence.code))
+            text, after_item = "", False
+    if text:
+        runs.append((text, ""))
+    return runs
+
+
+def joined(
+    runs: Sequence[tuple[str, str]],
+    *,
+    text: Callable[[str], str] = str,
+    code: Callable[[str], str] = indented,
+    line_break: str = "\n",
+) -> str:
+    """Runs of text and code (``sentence_runs``, ``no_answer_runs``) as one text: each run's text
+    shown by ``text``, its code by ``code`` (the surface's code block) on lines of its own, and the
+    next run on a new line."""
+    return line_break.join(
+        f"{text(prose)}{line_break}{code(block)}" if block else text(prose) for prose, block in runs
+    )
+
+
+def sentences_text(
+    sentences: Sequence[AnswerSentence],
+    show: Callable[[AnswerSentence], str] = cite,
+    *,
+    line_break: str = "\n",
+    code: Callable[[str], str] = indented,
+) -> str:
+    """Sentences as one paragraph (``sentence_runs``), a code block a sentence introduces shown
+    after it by ``code``, on lines of its own."""
+    return joined(sentence_runs(sentences, show, line_break=line_break), code=code, line_break=line_break)
 
 
 def collection_title(config: CollectionsConfig, name: str) -> str:
@@ -95,27 +134,50 @@ def failed_collections(answer: Answer, config: CollectionsConfig) -> list[tuple[
     ]
 
 
-def no_answer_text(answer: Answer, config: CollectionsConfig) -> str:
+def no_answer_runs(answer: Answer, config: CollectionsConfig) -> list[tuple[str, str]]:
+    """A reply with no answer as runs of text and code (``sentence_runs``): what was searched, the
+    closest sentences found (with the code block one introduces), and where else to ask."""
     if answer.mode == "direct":
-        return DIRECT_REPLIES[answer.kind]
+        return [(DIRECT_REPLIES[answer.kind], "")]
     searched = [collection_title(config, o.name) for o in answer.outcomes if o.status in ("ok", "empty")]
     if not searched:
-        return NOTHING_SEARCHED
+        return [(NOTHING_SEARCHED, "")]
     if not answer.retrieved:
         parts = [NOTHING_FOUND.format(collections=", ".join(searched))]
     elif answer.closest:
         parts = [NOT_ANSWERED.format(collections=", ".join(searched))]
     else:
         parts = [NOTHING_RELATED.format(collections=", ".join(searched))]
+    runs: list[tuple[str, str]] = []
     if answer.closest:
-        parts.append(CLOSEST.format(sentence=sentences_text(answer.closest)))
+        (first, code), *rest = sentence_runs(answer.closest)
+        parts.append(CLOSEST.format(sentence=first))
+        for prose, after in rest:  # what follows a code block goes on from a new line
+            runs.append((" ".join(parts), code))
+            parts, code = [prose], after
+        if code:
+            runs.append((" ".join(parts), code))
+            parts = []
     if answer.suggested:
         titles = ", ".join(collection_title(config, name) for name in answer.suggested)
         parts.append(ELSEWHERE.format(collections=titles, hint="in:" + ",".join(answer.suggested)))
     if answer.other_language:
         language = LANGUAGE_NAMES.get(answer.other_language, answer.other_language)
         parts.append(OTHER_LANGUAGE.format(language=language))
-    return " ".join(parts)
+    if parts:
+        runs.append((" ".join(parts), ""))
+    return runs
+
+
+def no_answer_text(
+    answer: Answer,
+    config: CollectionsConfig,
+    *,
+    text: Callable[[str], str] = str,
+    code: Callable[[str], str] = indented,
+) -> str:
+    """A reply with no answer as one text (``no_answer_runs``); ``text`` and ``code`` as ``joined``."""
+    return joined(no_answer_runs(answer, config), text=text, code=code)
 
 
 def plain_answer(answer: Answer, config: CollectionsConfig) -> str:

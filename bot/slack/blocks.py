@@ -13,12 +13,13 @@ from bot.chat.render import (
     collection_title,
     failed_collections,
     no_answer_text,
+    sentences_text,
     source_labels,
     takes_votes,
 )
 from bot.chat.trace_view import TraceLine
 from bot.messages import following_up, partial_note
-from bot.slack.mrkdwn import neutralize, plain_label, safe_link
+from bot.slack.mrkdwn import code_block, neutralize, plain_label, safe_link
 from graph import Answer
 from retrieval.collections import CollectionsConfig
 
@@ -67,22 +68,16 @@ def _row_line(title: str, row: Row) -> str:
 
 
 def _split(text: str, limit: int) -> list[str]:
-    """Split at sentence or line boundaries so no piece exceeds ``limit`` characters."""
+    """Pieces of at most ``limit`` characters, each cut at the last line break or space that fits;
+    the text is otherwise kept as it is (a code block's lines as they start)."""
     pieces: list[str] = []
-    current = ""
-    for part in text.replace("\n", "\n ").split(" "):
-        candidate = f"{current} {part}" if current else part
-        if len(candidate) > limit and current:
-            pieces.append(current.strip())
-            current = part
-        else:
-            current = candidate
-        while len(current) > limit:
-            pieces.append(current[:limit])
-            current = current[limit:]
-    if current.strip():
-        pieces.append(current.strip())
-    return pieces
+    while len(text) > limit:
+        cut = max(text.rfind("\n", 0, limit), text.rfind(" ", 0, limit))
+        cut = cut + 1 if cut > 0 else limit
+        pieces.append(text[:cut].rstrip())
+        text = text[cut:]
+    pieces.append(text.rstrip())
+    return [piece for piece in pieces if piece]
 
 
 def _section(text: str) -> dict[str, Any]:
@@ -179,12 +174,12 @@ def answer_message(
     blocks: list[dict[str, Any]] = []
     fallback_parts: list[str] = []
     if not answer.found:
-        text = neutralize(no_answer_text(answer, config))
+        text = no_answer_text(answer, config, text=neutralize, code=code_block)
         blocks.append(_section(text))
         fallback_parts.append(text)
     for section in answer.sections:
         title = neutralize(collection_title(config, section.collection))
-        body = " ".join(neutralize(cite(sentence)) for sentence in section.sentences)
+        body = sentences_text(section.sentences, lambda sentence: neutralize(cite(sentence)), code=code_block)
         for piece in _split(f"*{title}*\n{body}" if title else body, MAX_SECTION_CHARS):
             blocks.append(_section(piece))
         fallback_parts.append(f"{title}: {body}" if title else body)

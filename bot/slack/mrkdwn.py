@@ -44,6 +44,19 @@ def safe_link(url: str, label: str) -> str:
     return f"<{escape(url.strip())}|{neutralize(label).replace('|', '¦')}>"
 
 
+_BACKTICK_RUN = re.compile(r"`(?=`)")
+
+
+def code_block(code: str) -> str:
+    """Code from a document as a preformatted block (three backticks), in mrkdwn and in streamed
+    ``markdown_text`` alike: escaped, so no mention, channel or link can be written; ``@here``-style
+    words broken; and a zero-width space between backticks, so no run of them can close the block
+    early. Nothing else changes (a backslash would show in the block as written): a command reads,
+    and copies, as the document writes it."""
+    text = _BROADCAST.sub(lambda m: "@" + ZERO_WIDTH + m.group(1), escape(code))
+    return f"```\n{_BACKTICK_RUN.sub('`' + ZERO_WIDTH, text)}\n```"
+
+
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]|#])")
 
 

@@ -41,7 +41,7 @@ from bot.chat.render import (
 from bot.metrics import ConferMetrics
 from bot.slack.blocks import stream_footer
 from bot.slack.gateway import RateLimitedError, SlackCallError
-from bot.slack.mrkdwn import neutralize, neutralize_markdown
+from bot.slack.mrkdwn import code_block, neutralize, neutralize_markdown
 from bot.slack.thread import LOOK_PAGE, SlackThread
 from graph import Answer
 from retrieval.collections import CollectionsConfig
@@ -182,10 +182,12 @@ def answer_markdown(answer: Answer, config: CollectionsConfig) -> str:
     each section under its collection's title, every string neutralized for markdown."""
     parts: list[str] = []
     if not answer.found:
-        parts.append(neutralize_markdown(no_answer_text(answer, config)))
+        parts.append(no_answer_text(answer, config, text=neutralize_markdown, code=code_block))
     for section in answer.sections:
         title = neutralize_markdown(collection_title(config, section.collection))
-        body = sentences_text(section.sentences, lambda sentence: neutralize_markdown(cite(sentence)))
+        body = sentences_text(
+            section.sentences, lambda sentence: neutralize_markdown(cite(sentence)), code=code_block
+        )
         parts.append(f"**{title}**\n{body}" if title else body)
     failed = failed_collections(answer, config)
     if failed:

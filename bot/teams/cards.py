@@ -18,13 +18,13 @@ from bot.chat.render import (
     cite,
     collection_title,
     failed_collections,
-    no_answer_text,
-    sentences_text,
+    no_answer_runs,
+    sentence_runs,
     source_labels,
     takes_votes,
 )
 from bot.chat.trace_view import TraceLine
-from bot.teams.markup import neutralize, safe_link
+from bot.teams.markup import code_line, neutralize, safe_link
 from graph import Answer
 from retrieval.collections import CollectionsConfig
 
@@ -47,6 +47,15 @@ Card = dict[str, Any]
 
 def _text(text: str, **style: Any) -> dict[str, Any]:
     return {"type": "TextBlock", "text": text, "wrap": True, **style}
+
+
+def _code(code: str) -> list[dict[str, Any]]:
+    """A code block from a document as monospace lines, a ``TextBlock`` each (a card's Markdown
+    shows no code fences, and no single line break); none for ``""``."""
+    return [
+        _text(code_line(line), fontType="Monospace", spacing="Small" if n == 0 else "None")
+        for n, line in enumerate(code.splitlines())
+    ]
 
 
 def _card(body: list[dict[str, Any]], actions: list[dict[str, Any]] | None = None) -> Card:
@@ -104,20 +113,18 @@ def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter 
     footer's question id) and suggested follow-ups."""
     body: list[dict[str, Any]] = []
     if not answer.found:
-        body.append(_text(neutralize(no_answer_text(answer, config))))
+        for prose, code in no_answer_runs(answer, config):
+            body += [_text(neutralize(prose)), *_code(code)]
     for section in answer.sections:
         title = collection_title(config, section.collection)
         if title:
             body.append(_text(neutralize(title), weight="Bolder", spacing="Medium"))
-        body.append(
-            _text(
-                sentences_text(
-                    section.sentences,
-                    lambda s: cite(s.model_copy(update={"text": neutralize(s.text)})),
-                    line_break="\n\n",  # a single one is not shown in a card's text
-                )
-            )
-        )
+        for prose, code in sentence_runs(
+            section.sentences,
+            lambda s: cite(s.model_copy(update={"text": neutralize(s.text)})),
+            line_break="\n\n",  # a single one is not shown in a card's text
+        ):
+            body += [_text(prose), *_code(code)]
     failed = failed_collections(answer, config)
     if failed:
         note = neutralize(messages.partial_note(failed))

@@ -4,7 +4,8 @@ render a link that is not a source's URL, or add formatting.
 Adaptive Card ``TextBlock`` text is a Markdown subset (bold, italic, lists, ``[title](url)``); HTML is
 not rendered and a mention needs an entity that Confer never sends. Still, ``<at>`` and every
 Markdown sign are escaped with CommonMark backslashes, line breaks are flattened (no lists), and bare
-URLs and ``{{`` (the card's date functions) are broken with a zero-width space.
+URLs and ``{{`` (the card's date functions) are broken with a zero-width space. A code block is
+shown a line at a time (``code_line``), each neutralized the same way.
 """
 
 import re
@@ -26,6 +27,13 @@ def neutralize(text: str) -> str:
     text = _URL_SCHEME.sub(lambda m: m.group(1) + ZERO_WIDTH + m.group(2), text)
     text = text.replace("{{", "{" + ZERO_WIDTH + "{")  # no {{DATE()}} or {{TIME()}} functions
     return _WWW.sub(lambda m: m.group(1) + ZERO_WIDTH + m.group(2), text)
+
+
+def code_line(line: str) -> str:
+    """One line of a code block that renders as itself in a monospace ``TextBlock``: ``neutralize``d,
+    its indentation kept as no-break spaces (which Markdown neither strips nor reads as markup)."""
+    line = line.expandtabs(4)
+    return "\u00a0" * (len(line) - len(line.lstrip(" "))) + neutralize(line)
 
 
 def safe_url(url: str) -> str | None:

@@ -2,18 +2,18 @@
 its best passages judged, the judgement recorded with the answer, and, when the evidence does not
 answer, the one or two sentences most likely to answer offered as the closest found (none when the
 best is not related to the question at all); and what an answer's sentences bring with them: the
-sentence that continues the first, the items of a list a sentence introduces."""
+sentence that continues the first, the list or the code block a sentence introduces."""
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
-from graph.answer.extractive import jaccard
+from graph.answer.extractive import MAX_WORDS, jaccard
 from graph.answer.judge import BEST_FEW, FEATURES, Judged, JudgeModel, Judges, judge
 from graph.answer.meaning import Closeness, TermAliases, candidates, quotable_sentences
 from graph.answer.relevance import assess_coverage, focus_of
 from graph.models import Claim, JudgedSentence, Judgement, Plan
 from retrieval.passages import Passage
-from retrieval.text import list_items, sentence_analysis, stems
+from retrieval.text import code_blocks, is_code_block, list_items, sentence_analysis, stems
 
 # Sentences sharing this much of their words (Jaccard of stems) say the same thing: said once
 # (an answer's near-duplicates merge, the closest sentences shown are not repeated).
@@ -159,21 +159,31 @@ def as_claims(picks: Sequence[Judged]) -> list[tuple[Claim, str]]:
     ]
 
 
-def with_lists(
+def with_introduced(
     claims: Sequence[tuple[Claim, str]], passages: Sequence[Passage], most: int
 ) -> list[tuple[Claim, str]]:
-    """Each sentence that introduces a list ("… you will need to open the following ports:") said
-    with the list's items right after it, in their order, when the list is short enough to say
-    whole (``most`` items at most): the items are what such a sentence says. An item the answer
-    said elsewhere moves to its list."""
+    """Each sentence that introduces what follows it in its passage ("… open the following ports:",
+    "… you can allow the ports by running:") said with it, since that is what such a sentence says:
+    a list's items right after it, in their order, when the list is short enough to say whole
+    (``most`` items at most), an item the answer said elsewhere moving to its list; a code block on
+    the sentence itself (``Claim.code``), when it is as short as such a list (``most`` lines at
+    most) and holds no more words than a quotable sentence may (``MAX_WORDS``)."""
     by_id = {p.id: p for p in passages}
     lists: dict[int, tuple[str, list[str]]] = {}
+    code: dict[int, str] = {}
     for n, (claim, _) in enumerate(claims):
         passage = by_id.get(claim.passage_ids[0]) if claim.passage_ids else None
-        if passage is not None and claim.text.endswith(":"):
-            items = _introduced(claim.text, passage)
-            if 0 < len(items) <= most:
-                lists[n] = (passage.id, items)
+        if passage is None or not claim.text.endswith(":"):
+            continue
+        following = _following(claim.text, passage)
+        # every item whole (one of two sentences stays one item), however short ("Port 21027/UDP:
+        # discovery"): the sentence before says what it is
+        items = list_items(following)
+        if 0 < len(items) <= most:
+            lists[n] = (passage.id, items)
+        block = code_blocks(following)[:1] if is_code_block(following) else []
+        if block and len(block[0].splitlines()) <= most and len(block[0].split()) <= MAX_WORDS:
+            code[n] = block[0]
     listed = {item for _, items in lists.values() for item in items}
     out: list[tuple[Claim, str]] = []
     said: set[str] = set()
@@ -181,7 +191,7 @@ def with_lists(
         in_list = any(claim.text in item for item in listed)  # an item, or a sentence of one
         if claim.text in said or (in_list and not claim.text.endswith(":")):
             continue
-        out.append((claim, collection))
+        out.append((claim.model_copy(update={"code": code[n]}) if n in code else claim, collection))
         said.add(claim.text)
         passage_id, items = lists.get(n, ("", []))
         for item in items:
@@ -191,16 +201,14 @@ def with_lists(
     return out
 
 
-def _introduced(sentence: str, passage: Passage) -> list[str]:
-    """The items of the list right after ``sentence`` in its passage (at most one blank line
-    between), or none when what follows is no list."""
+def _following(sentence: str, passage: Passage) -> str:
+    """The paragraph right after ``sentence`` in its passage (at most one blank line between), or
+    ``""`` when the sentence is not found as written."""
     at = passage.text.find(sentence)
     if at < 0:
-        return []
+        return ""
     rest = passage.text[at + len(sentence) :]
-    # every item whole (one of two sentences stays one item), however short ("Port 21027/UDP:
-    # discovery"): the sentence before says what it is
-    return list_items(rest.lstrip(" \t").removeprefix("\n").removeprefix("\n").split("\n\n", 1)[0])
+    return rest.lstrip(" \t").removeprefix("\n").removeprefix("\n").split("\n\n", 1)[0]
 
 
 def with_continuation(

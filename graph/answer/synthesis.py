@@ -16,8 +16,8 @@ from graph.answer.compose import (
     judgement_of,
     says_the_same,
     with_continuation,
+    with_introduced,
     with_likeliest,
-    with_lists,
 )
 from graph.answer.compose import closest as closest_sentences
 from graph.answer.evidence import merge_passages, names_each_other, other_language, outcomes_of, question_of
@@ -578,7 +578,7 @@ def build_answer(
                 quote = claim.text if claim.text in passage.text else best_quote(claim.text, passage)
                 citations.append(Citation(n=numbers[passage.id], passage=passage, quote=quote))
             refs.append(numbers[passage.id])
-        sentence = AnswerSentence(text=claim.text, citations=tuple(refs), item=claim.item)
+        sentence = AnswerSentence(text=claim.text, citations=tuple(refs), item=claim.item, code=claim.code)
         if runs and runs[-1][0] == collection:
             runs[-1][1].append(sentence)
         else:
@@ -635,7 +635,7 @@ def synthesize_extractive(
         if plan.kind != "comparative" and judged_closeness is not None:
             claims = with_likeliest(claims, judged, judgement)
             claims = concise(claims, judged, judgement, links=selection.links)
-        claims = with_lists(claims, merged, limits.answer_sentences)
+        claims = with_introduced(claims, merged, limits.answer_sentences)
         said = {c.text for c, _ in claims}
         padding = [(c, n, "not_answering") for c, n in selection.claims if c.text not in said]
         answer, _ = build_answer(plan, findings, claims)
@@ -659,7 +659,7 @@ def synthesize_extractive(
     for claim, collection in selection.closest:
         if not any(says_the_same(claim.text, c.text) for c, _ in shown):
             shown.append((claim, collection))
-    answer, _ = build_answer(plan, findings, with_lists(shown, merged, limits.answer_sentences))
+    answer, _ = build_answer(plan, findings, with_introduced(shown, merged, limits.answer_sentences))
     closest = tuple(sentence for section in answer.sections for sentence in section.sentences)
     language = detect_language(question_of(plan))
     return answer.model_copy(

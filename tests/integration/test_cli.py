@@ -522,3 +522,32 @@ def test_a_sentence_that_introduces_a_list_is_said_with_its_items(
     assert "• Port 21027/UDP: discovery broadcasts [1]" in lines, out
     assert main(["ask", "which relay servers must the firewall reach?"]) == 0
     assert "relay9.example.net" not in capsys.readouterr().out
+
+
+def test_a_sentence_that_introduces_a_command_is_said_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "… you can allow the ports by running:" is of no use without the command it introduces.
+    folder = tmp_path / "kb"
+    (folder / "network").mkdir(parents=True)
+    (folder / "network" / "ufw.md").write_text(
+        "# Uncomplicated Firewall\n\n"
+        "Sync needs its ports open in the firewall of every device.\n\n"
+        "If you use ufw on Linux, you can allow the ports of the sync protocol by running:\n\n"
+        "```sh\nsudo ufw allow syncthing\n```\n\n"
+        "Allowing access to the web interface from other machines is not necessary.\n"
+    )
+    (folder / "collections.yaml").write_text(
+        "collections:\n  - name: network\n    title: Networking\n    sources: [network/*.md]\n"
+    )
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("CONFER_DATA_DIR", str(folder / ".confer"))
+    assert main(["index"]) == 0
+    capsys.readouterr()
+    assert main(["ask", "how do I allow the ports with ufw?"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(n for n, line in enumerate(lines) if line.endswith("by running: [1]"))
+    assert lines[at + 1] == "    sudo ufw allow syncthing", lines  # on a line of its own, indented
+    assert main(["ask", "how do I allow the ports with ufw?", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert "by running: [1]\n    sudo ufw allow syncthing" in payload["answer"]

@@ -263,6 +263,35 @@ async def test_nothing_in_any_chunk_can_ping_link_or_format(
             assert source["url"].startswith("https://docs.kestrel.example/"), source
 
 
+async def test_a_command_an_answer_introduces_is_streamed_as_a_code_block_that_stays_inert(
+    stream_harness: Harness, sample_dir: Path
+) -> None:
+    harness = stream_harness
+    (sample_dir / "samples/product/firewall.md").write_text(
+        "# Beacon agent firewall\n\n"
+        "The Beacon agent reports shipments to the tracking service over port 8443.\n\n"
+        "If you use ufw on the gateway, you can allow the agent port by running:\n\n"
+        '```sh\nsudo ufw allow 8443 && echo "<!channel> ```` <@U999> *done*"\n```\n\n'
+        "Other firewalls need a rule of their own.\n"
+    )
+    from retrieval.collections import load_collections
+    from retrieval.ingest.pipeline import index_collection
+
+    config = load_collections(sample_dir / "collections.yaml")
+    product = config.get("product")
+    assert product is not None
+    await index_collection(harness.backend, product, config)
+    await harness.slack.mention("in:product how do I allow the agent port with ufw?")
+    await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
+    stream = _one_stream(harness.fake)
+    ticks = ZERO_WIDTH.join("````")  # no run of backticks left to close the block early
+    assert (
+        "you can allow the agent port by running: \\[1\\]\n```\n"
+        f'sudo ufw allow 8443 &amp;&amp; echo "&lt;!channel&gt; {ticks} &lt;@U999&gt; *done*"\n```\n'
+    ) in stream.text, stream.text
+    assert not any("<!channel>" in s or "<@U999>" in s for s in stream.strings())
+
+
 @pytest.fixture
 async def lying_llm() -> AsyncIterator[FakeLLM]:
     fake = await FakeLLM().start()

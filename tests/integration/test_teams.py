@@ -213,6 +213,41 @@ async def test_mentions_links_and_markup_inside_documents_never_go_live(
         assert not call.body.get("entities") and not (call.card or {}).get("msteams", {}).get("entities")
 
 
+async def test_a_command_an_answer_introduces_shows_as_monospace_lines_that_stay_inert(
+    teams: TeamsHarness, sample_dir: Path
+) -> None:
+    (sample_dir / "samples/product/firewall.md").write_text(
+        "# Beacon agent firewall\n\n"
+        "The Beacon agent reports shipments to the tracking service over port 8443.\n\n"
+        "If you use ufw on the gateway, you can allow the agent port by running:\n\n"
+        "```sh\nsudo ufw allow 8443\n"
+        'echo "<at>Everyone</at> ``` [x](https://evil.example) **done**"\n```\n\n'
+        "Other firewalls need a rule of their own.\n"
+    )
+    from retrieval.collections import load_collections
+    from retrieval.ingest.pipeline import index_collection
+
+    config = load_collections(sample_dir / "collections.yaml")
+    product = config.get("product")
+    assert product is not None
+    await index_collection(teams.backend, product, config)
+    await teams.post(teams.connector.message("in:product how do I allow the agent port with ufw?"))
+    await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
+    card = teams.answers()[0].card
+    assert card is not None
+    body = card["body"]
+    at = next(
+        n for n, b in enumerate(body) if b["text"].endswith("you can allow the agent port by running: [1]")
+    )
+    code = body[at + 1 : at + 3]
+    assert [b["text"] for b in code] == [
+        "sudo ufw allow 8443",
+        'echo "\\<at\\>Everyone\\</at\\> \\`\\`\\` \\[x\\](https\u200b://evil.example) \\*\\*done\\*\\*"',
+    ]
+    assert all(b["type"] == "TextBlock" and b["fontType"] == "Monospace" and b["wrap"] for b in code)
+    assert body[at + 3].get("fontType") is None  # the answer goes on after the code
+
+
 async def test_malformed_activities_get_400_and_nothing_is_posted(teams: TeamsHarness) -> None:
     assert await teams.post(b"{not json") == 400
     assert await teams.post([1, 2]) == 400

@@ -16,7 +16,7 @@ from bot.slack.blocks import (
     stream_footer,
 )
 from graph.answer.suggestions import Suggestion
-from graph.models import Answer, AnswerSection, AnswerSentence, Citation
+from graph.models import Answer, AnswerSection, AnswerSentence, Citation, CollectionOutcome
 from retrieval.collections import Collection, CollectionsConfig
 from retrieval.passages import Passage
 
@@ -136,3 +136,35 @@ def test_status_shows_the_follow_up_round_with_the_entity_escaped() -> None:
     assert lines[2] == "• Following up: Delia Fontaine in Coll: searching…"
     assert lines[3].startswith("✅ Following up: ") and lines[3].endswith(" in Coll: done, 1 source (0.2 s)")
     assert "<!channel>" not in lines[3] and "<https://" not in lines[3]
+
+
+def test_a_posted_answer_and_a_not_found_reply_show_a_command_as_an_inert_code_block() -> None:
+    # The post-and-edit path: what a sentence introduces ("… by running:") follows it as mrkdwn code.
+    intro = AnswerSentence(
+        text="Allow the port by running:",
+        citations=(1,),
+        code='ufw allow 8443 && echo "<!channel> ``` <@U1>"',
+    )
+    after = AnswerSentence(text="Other firewalls need a rule of their own.", citations=(1,))
+    code = 'ufw allow 8443 &amp;&amp; echo "&lt;!channel&gt; `\u200b`\u200b` &lt;@U1&gt;"'
+    answer = _answer(sentences=1, citations=1)
+    found = answer.model_copy(update={"sections": (AnswerSection(collection="c", sentences=(intro, after)),)})
+    blocks, _ = answer_message(found, CONFIG)
+    assert blocks[0]["text"]["text"] == (
+        f"*Coll*\nAllow the port by running: [1]\n```\n{code}\n```\n"
+        "Other firewalls need a rule of their own [1]."
+    )
+    closest = Answer(
+        mode="extractive",
+        kind="factual",
+        outcomes=(CollectionOutcome(name="c", status="ok", sources=1, seconds=0.1),),
+        retrieved=tuple(c.passage for c in answer.citations),
+        citations=answer.citations,
+        closest=(intro,),
+        suggested=("c",),
+    )
+    blocks, _ = answer_message(closest, CONFIG)
+    assert blocks[0]["text"]["text"] == (
+        "I searched Coll but found no direct answer. The closest I found, which may not answer it: "
+        f"Allow the port by running: [1]\n```\n{code}\n```\nColl may cover it: ask again with in:c."
+    )

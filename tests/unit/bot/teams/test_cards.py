@@ -161,3 +161,21 @@ def test_a_list_an_answer_quotes_is_shown_item_by_item_and_stays_inert() -> None
     assert text.startswith("Open the following ports: [1]\n\n• Port 22000/TCP: sync [1]\n\n• ")
     assert text.endswith("\n\nAdapt the rules to a custom port [1].")
     assert "**Port**" not in text and "[this](" not in text  # each item neutralized as any sentence
+
+
+def test_a_not_found_reply_shows_the_code_its_closest_sentence_introduces_in_monospace_lines() -> None:
+    intro = AnswerSentence(
+        text="Allow the port by running:", citations=(1,), code="if ready:\n\tufw allow 8443  # <at>x</at>"
+    )
+    answer = _answer().model_copy(
+        update={"sections": (), "closest": (intro,), "retrieved": (_passage(1),), "suggested": ("sec",)}
+    )
+    body = answer_card(answer, CONFIG)["body"]
+    assert [b["text"] for b in body[:4]] == [
+        "I searched Engineering handbook but found no direct answer. The closest I found, which may not "
+        "answer it: Allow the port by running: \\[1\\]",
+        "if ready:",
+        "\u00a0" * 4 + "ufw allow 8443 # \\<at\\>x\\</at\\>",  # its indentation kept, its text inert
+        "Security policy may cover it: ask again with in:sec.",
+    ]
+    assert [b.get("fontType") for b in body[:4]] == [None, "Monospace", "Monospace", None]
