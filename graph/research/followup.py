@@ -76,9 +76,10 @@ _PREPOSITION_RE = re.compile(
     re.IGNORECASE,
 )
 # A follow-up with this few content words of its own, and none of the earlier turn's, leans on the
-# conversation for what it is about ("how many weeks can I take?"): the earlier turn's subject, or
-# its last CONTEXT_TERMS content words (where English puts what a statement is about: "… planning
-# my parental leave"), go with it to the search.
+# conversation for what it is about ("how many weeks can I take?"): the earlier turn's subject, else
+# what it asked (every content word of an earlier question), else the last CONTEXT_TERMS content
+# words of an earlier statement (where English puts what a statement is about: "… planning my
+# parental leave"), go with it to the search.
 UNDERSPECIFIED_TERMS = 2
 CONTEXT_TERMS = 2
 _QUESTION_START_RE = re.compile(rf"^(?:{_QUESTION_WORDS}|{_AUX})\b", re.IGNORECASE)
@@ -259,8 +260,8 @@ def _stands_alone(subject: str, previous: PriorTurn) -> bool:
 
 def _context_terms(text: str, previous: PriorTurn) -> str:
     """The key terms of the turn built on, for a follow-up that names too little to stand alone and
-    shares none of them ("how many weeks can I take?" after "… planning my parental leave"); ""
-    otherwise."""
+    shares none of them ("how many weeks can I take?" after "… planning my parental leave", "where
+    do the old copies end up?" after "how do i set up versioning …"); "" otherwise."""
     own = set(key_terms(text))
     named = names_in(text)
     if len(own) > UNDERSPECIFIED_TERMS or named:
@@ -269,7 +270,10 @@ def _context_terms(text: str, previous: PriorTurn) -> str:
     carried = [t for t in dict.fromkeys(terms(source)) if t not in own]
     if not carried or len(carried) < len(set(terms(source))):
         return ""  # the follow-up already says part of it
-    return " ".join(carried if previous.subject else carried[-CONTEXT_TERMS:])
+    # A question is about all it names: "how do i set up versioning so i can get back stuff that got
+    # deleted on another device" is about versioning, which its last words do not say.
+    asked = previous.question.rstrip().endswith("?") or _QUESTION_START_RE.match(previous.question)
+    return " ".join(carried if previous.subject or asked else carried[-CONTEXT_TERMS:])
 
 
 def _strip_article(text: str) -> str:

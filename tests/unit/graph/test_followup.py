@@ -149,6 +149,22 @@ def test_a_followup_that_names_too_little_carries_the_conversations_key_terms() 
     assert rewrite_followup("How do I reset my Okta password?", history).how == "as_asked"
 
 
+def test_a_followup_after_a_question_carries_all_it_asked_about() -> None:
+    """An earlier question's topic need not be its last words: "versioning", not "another device"."""
+    asked = [
+        PriorTurn("how do i set up versioning so i can get back stuff that got deleted on another device")
+    ]
+    rewritten = rewrite_followup("and where do the old copies actually end up?", asked)
+    assert rewritten.text.startswith("where do the old copies actually end up? (")
+    assert "versioning" in rewritten.text and "another device" in rewritten.text
+    # A statement says what it is about last.
+    said = [PriorTurn("we are expecting a baby, so I am planning my parental leave")]
+    assert (
+        rewrite_followup("how many weeks can I take?", said).text
+        == "how many weeks can I take? (parental leave)"
+    )
+
+
 async def test_a_thank_you_is_no_follow_up_and_no_turn_to_build_on(
     model: tuple[FakeLLM, OpenAIChatModel],
 ) -> None:
@@ -231,12 +247,13 @@ def test_a_subject_that_runs_into_its_verb_is_carried_not_merged() -> None:
         "who approves them? (deploys rollbacks work)"
     )
     # After a yes-no question's "is" the subject runs into what is asked of it; a piece of a clause
-    # ("Am I able to file") is no subject at all: the earlier question's key terms go along.
+    # ("Am I able to file") is no subject at all: the earlier question's key terms go along, all
+    # of them (filing a claim is what costs).
     assert _after("is web chat secure enough for me", "how do I change the way it opens?") == (
         "how do I change the way it opens? (web chat secure enough)"
     )
     assert _after("Am I able to file a claim online?", "How much does it cost?") == (
-        "How much does it cost? (claim online)"
+        "How much does it cost? (able file claim online)"
     )
     # A name is a subject whatever the verb around it.
     assert _after("How many members did Letters to Cleo have?", "Who founded it?") == (
