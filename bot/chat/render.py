@@ -134,24 +134,36 @@ def failed_collections(answer: Answer, config: CollectionsConfig) -> list[tuple[
     ]
 
 
-def no_answer_runs(answer: Answer, config: CollectionsConfig) -> list[tuple[str, str]]:
+def no_answer_runs(
+    answer: Answer,
+    config: CollectionsConfig,
+    *,
+    show: Callable[[AnswerSentence], str] = cite,
+    escape: Callable[[str], str] = str,
+    line_break: str = "\n",
+) -> list[tuple[str, str]]:
     """A reply with no answer as runs of text and code (``sentence_runs``): what was searched, the
-    closest sentences found (with the code block one introduces), and where else to ask."""
+    closest sentences found (with the code block one introduces), and where else to ask. The
+    closest sentences are shown by ``show``, a list's items on lines of their own (``line_break``);
+    Confer's own words by ``escape``. A surface that escapes each part so need not escape the whole,
+    which would flatten the items' lines."""
     if answer.mode == "direct":
-        return [(DIRECT_REPLIES[answer.kind], "")]
+        return [(escape(DIRECT_REPLIES[answer.kind]), "")]
     searched = [collection_title(config, o.name) for o in answer.outcomes if o.status in ("ok", "empty")]
     if not searched:
-        return [(NOTHING_SEARCHED, "")]
+        return [(escape(NOTHING_SEARCHED), "")]
     if not answer.retrieved:
-        parts = [NOTHING_FOUND.format(collections=", ".join(searched))]
+        parts = [escape(NOTHING_FOUND.format(collections=", ".join(searched)))]
     elif answer.closest:
-        parts = [NOT_ANSWERED.format(collections=", ".join(searched))]
+        parts = [escape(NOT_ANSWERED.format(collections=", ".join(searched)))]
     else:
-        parts = [NOTHING_RELATED.format(collections=", ".join(searched))]
+        parts = [escape(NOTHING_RELATED.format(collections=", ".join(searched)))]
     runs: list[tuple[str, str]] = []
     if answer.closest:
-        (first, code), *rest = sentence_runs(answer.closest)
-        parts.append(CLOSEST.format(sentence=first))
+        (first, code), *rest = sentence_runs(answer.closest, show, line_break=line_break)
+        lead, _, after = CLOSEST.partition("{sentence}")
+        # (the space before the sentence kept whatever ``escape`` makes of a text's ends)
+        parts.append(escape(lead.rstrip()) + lead[len(lead.rstrip()) :] + first + escape(after))
         for prose, after in rest:  # what follows a code block goes on from a new line
             runs.append((" ".join(parts), code))
             parts, code = [prose], after
@@ -160,10 +172,10 @@ def no_answer_runs(answer: Answer, config: CollectionsConfig) -> list[tuple[str,
             parts = []
     if answer.suggested:
         titles = ", ".join(collection_title(config, name) for name in answer.suggested)
-        parts.append(ELSEWHERE.format(collections=titles, hint="in:" + ",".join(answer.suggested)))
+        parts.append(escape(ELSEWHERE.format(collections=titles, hint="in:" + ",".join(answer.suggested))))
     if answer.other_language:
         language = LANGUAGE_NAMES.get(answer.other_language, answer.other_language)
-        parts.append(OTHER_LANGUAGE.format(language=language))
+        parts.append(escape(OTHER_LANGUAGE.format(language=language)))
     if parts:
         runs.append((" ".join(parts), ""))
     return runs

@@ -113,8 +113,14 @@ def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter 
     footer's question id) and suggested follow-ups."""
     body: list[dict[str, Any]] = []
     if not answer.found:
-        for prose, code in no_answer_runs(answer, config):
-            body += [_text(neutralize(prose)), *_code(code)]
+        for prose, code in no_answer_runs(
+            answer,
+            config,
+            show=lambda s: cite(s.model_copy(update={"text": neutralize(s.text)})),
+            escape=neutralize,
+            line_break="\n\n",  # a single one is not shown in a card's text
+        ):
+            body += [_text(prose), *_code(code)]
     for section in answer.sections:
         title = collection_title(config, section.collection)
         if title:

@@ -163,6 +163,26 @@ def test_a_list_an_answer_quotes_is_shown_item_by_item_and_stays_inert() -> None
     assert "**Port**" not in text and "[this](" not in text  # each item neutralized as any sentence
 
 
+def test_a_not_found_reply_shows_the_list_its_closest_sentence_introduces_item_by_item() -> None:
+    """As in an answer: each item on a line of its own, each inert, Confer's own words escaped."""
+    intro = AnswerSentence(text="Open the following ports:", citations=(1,))
+    items = (
+        AnswerSentence(text="Port 22000/TCP: sync", citations=(1,), item=True),
+        AnswerSentence(
+            text="**Port** 21027/UDP: see [this](https://evil.example)", citations=(1,), item=True
+        ),
+    )
+    answer = _answer().model_copy(
+        update={"sections": (), "closest": (intro, *items), "retrieved": (_passage(1),)}
+    )
+    text = _texts(answer_card(answer, CONFIG))[0]
+    assert text.startswith(
+        "I searched Engineering handbook but found no direct answer. The closest I found, which may not "
+        "answer it: Open the following ports: [1]\n\n• Port 22000/TCP: sync [1]\n\n• "
+    )
+    assert "**Port**" not in text and "[this](" not in text
+
+
 def test_a_not_found_reply_shows_the_code_its_closest_sentence_introduces_in_monospace_lines() -> None:
     intro = AnswerSentence(
         text="Allow the port by running:", citations=(1,), code="if ready:\n\tufw allow 8443  # <at>x</at>"
@@ -173,7 +193,7 @@ def test_a_not_found_reply_shows_the_code_its_closest_sentence_introduces_in_mon
     body = answer_card(answer, CONFIG)["body"]
     assert [b["text"] for b in body[:4]] == [
         "I searched Engineering handbook but found no direct answer. The closest I found, which may not "
-        "answer it: Allow the port by running: \\[1\\]",
+        "answer it: Allow the port by running: [1]",
         "if ready:",
         "\u00a0" * 4 + "ufw allow 8443 # \\<at\\>x\\</at\\>",  # its indentation kept, its text inert
         "Security policy may cover it: ask again with in:sec.",
