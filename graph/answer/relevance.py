@@ -160,9 +160,12 @@ _WEEKDAYS = frozenset(
 _CLOCK_RE = re.compile(
     r"\b(?:([01][0-9]|2[0-3]):([0-5][0-9])\b|([1-9]):([0-5][0-9]) ?(?=[ap]\.?m\b))", re.IGNORECASE
 )
+# Numbers written out, and how often a thing happens ("once a week", "reviewed quarterly"): what
+# "how many", "how often" and "how soon" are answered with.
 _NUMBER_WORDS = frozenset(
     """two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
-    hundred thousand million billion dozen""".split()
+    hundred thousand million billion dozen once twice hourly daily weekly biweekly fortnightly monthly
+    quarterly yearly annually""".split()
 )
 
 

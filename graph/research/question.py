@@ -336,8 +336,9 @@ def key_entities(text: str, *, language: str = "en") -> tuple[str, ...]:
 AnswerType = Literal["date", "day", "number", "name", "any"]
 
 # What an English question asks for, from its wording: a date ("when", "what year"), a day or
-# time of day ("what day does …", "what time is …"), a number ("how many", "what population"), a
-# name ("who", "where", "which city"), or anything.
+# time of day ("what day does …", "what time is …"), a number ("how many", "what population"; an
+# amount of time or how often: "how long", "how quickly", "how often"), a name ("who", "where",
+# "which city"), or anything.
 _DATE_ASK_RE = re.compile(
     r"^\s*when\b|\b(what|which) (year|decade|century|date|month)\b|\bsince when\b|\bhow long ago\b",
     re.IGNORECASE,
@@ -350,7 +351,8 @@ _DAY_ASK_RE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_ASK_RE = re.compile(
-    r"\bhow (many|much|long|tall|old|far|high|large|big|wide|deep|heavy)\b|"
+    r"\bhow (many|much|long|tall|old|far|high|large|big|wide|deep|heavy|"
+    r"quickly|soon|fast|often|frequently|early|late)\b|"
     r"\bwhat (is|was|were|are) the (population|number|height|length|age|capacity|area|size|"
     r"distance|elevation|attendance|total|amount|budget|revenue)\b",
     re.IGNORECASE,

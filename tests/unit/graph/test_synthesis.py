@@ -218,6 +218,28 @@ def test_a_when_question_prefers_the_sentence_with_a_date() -> None:
     assert not offers_answer(counted, "The race is run on a track.")
 
 
+def test_how_soon_and_how_often_ask_for_an_amount() -> None:
+    """ "how quickly", "how fast" and "how often" are answered with an amount of time or a
+    frequency, as "how long" is: the sentence that holds one offers the answer."""
+    from graph.answer.relevance import focus_of, offers_answer
+    from graph.research.question import expected_answer
+
+    assert (
+        expected_answer("security hole in the latest release, how quickly does it need to be fixed")
+        == "number"
+    )
+    assert expected_answer("patch a really serious hole - how fast?") == "number"
+    assert expected_answer("how often do we run community office hours") == "number"
+    assert expected_answer("Is the build fast?") == "any"
+    soon = focus_of("how quickly does a security fix need to ship", [])
+    assert offers_answer(soon, "Security fixes ship within 24 hours.")
+    assert not offers_answer(soon, "Security fixes ship as a patch release.")
+    often = focus_of("how often do we run office hours", [])
+    assert offers_answer(often, "Office hours run twice a month.")
+    assert offers_answer(often, "Community office hours are held weekly on Zoom.")
+    assert not offers_answer(often, "Office hours are held on Zoom.")
+
+
 def test_a_day_asked_for_is_answered_by_the_sentence_that_names_it() -> None:
     # "what day ... week": the sentence that answers carries one key term ("week") and the day;
     # with two key terms required of every sentence, it was left out and the answer said
