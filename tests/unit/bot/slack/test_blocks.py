@@ -63,6 +63,25 @@ def test_long_answers_are_split_and_stay_within_slack_limits() -> None:
     assert total <= 11_000
 
 
+def test_a_code_block_cut_between_two_sections_is_closed_and_opened_again() -> None:
+    """A long section is posted in pieces; one cut inside the code an answer shows leaves no fence
+    open: each piece is well-formed mrkdwn, and every line of the code is posted."""
+    answer = _answer(sentences=3, citations=1, words=300)
+    code = "\n".join(f"run step {i} --with <!channel>" for i in range(80))
+    intro = AnswerSentence(text="Run these:", citations=(1,), code=code)
+    section = answer.sections[0]
+    answer = answer.model_copy(
+        update={"sections": (section.model_copy(update={"sentences": (*section.sentences, intro)}),)}
+    )
+    blocks, _ = answer_message(answer, CONFIG)
+    texts = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    assert len(texts) > 1 and all(len(t) <= MAX_SECTION_CHARS for t in texts)
+    assert all(t.count("```") % 2 == 0 for t in texts)
+    posted = "\n".join(texts)
+    assert all(f"run step {i} --with &lt;!channel&gt;" in posted for i in range(80))
+    assert "<!channel>" not in posted
+
+
 def test_sources_link_titles_and_feedback_buttons_are_present() -> None:
     footer = AnswerFooter(question_id="q123", suggestions=(Suggestion(question="Tell me about Doc 1"),))
     blocks, _ = answer_message(_answer(sentences=2, citations=2), CONFIG, footer)
