@@ -162,11 +162,10 @@ def no_answer_runs(
     if answer.closest:
         (first, code), *rest = sentence_runs(answer.closest, show, line_break=line_break)
         lead, _, after = CLOSEST.partition("{sentence}")
-        # (the space before the sentence kept whatever ``escape`` makes of a text's ends)
-        parts.append(escape(lead.rstrip()) + lead[len(lead.rstrip()) :] + first + escape(after))
-        for prose, after in rest:  # what follows a code block goes on from a new line
+        parts += [escape(lead.strip()), first + escape(after)]  # joined by the space ``lead`` ends with
+        for prose, block in rest:  # what follows a code block goes on from a new line
             runs.append((" ".join(parts), code))
-            parts, code = [prose], after
+            parts, code = [prose], block
         if code:
             runs.append((" ".join(parts), code))
             parts = []
