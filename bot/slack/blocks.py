@@ -19,13 +19,12 @@ from bot.chat.render import (
 )
 from bot.chat.trace_view import TraceLine
 from bot.messages import following_up, partial_note
-from bot.slack.mrkdwn import code_block, neutralize, plain_label, safe_link
+from bot.slack.mrkdwn import CODE_FENCE, code_block, neutralize, plain_label, safe_link
 from graph import Answer
 from retrieval.collections import CollectionsConfig
 
 MAX_BLOCKS = 50
 MAX_SECTION_CHARS = 3000
-_FENCE = "```"  # what opens and closes a code block (``bot.slack.mrkdwn.code_block``)
 MAX_CONTEXT_ELEMENTS = 10
 MAX_TOTAL_CHARS = 11_000  # msg_blocks_too_long has been seen near 13,000
 MAX_FALLBACK_CHARS = 3_900
@@ -73,15 +72,15 @@ def _split(text: str, limit: int) -> list[str]:
     the text is otherwise kept as it is (a code block's lines as they start), but a code block cut
     in two is closed at the cut and opened again in the next piece."""
     pieces: list[str] = []
-    room = limit - len(_FENCE) - 1  # for the fence a cut inside a code block closes
+    room = limit - len(CODE_FENCE) - 1  # for the fence a cut inside a code block closes
     while len(text) > limit:
         cut = max(text.rfind("\n", 0, room), text.rfind(" ", 0, room))
-        if text[:cut].count(_FENCE) % 2:  # inside a code block: a line is cut only where it ends
+        if text[:cut].count(CODE_FENCE) % 2:  # inside a code block: a line is cut only where it ends
             cut = text.rfind("\n", 0, room)
-        cut = cut + 1 if cut > len(_FENCE) + 1 else room
+        cut = cut + 1 if cut > len(CODE_FENCE) + 1 else room
         piece, text = text[:cut].rstrip(), text[cut:]
-        if piece.count(_FENCE) % 2:  # cut inside a code block: closed here, opened again after
-            piece, text = f"{piece}\n{_FENCE}", f"{_FENCE}\n{text}"
+        if piece.count(CODE_FENCE) % 2:  # cut inside a code block: closed here, opened again after
+            piece, text = f"{piece}\n{CODE_FENCE}", f"{CODE_FENCE}\n{text}"
         pieces.append(piece)
     pieces.append(text.rstrip())
     return [piece for piece in pieces if piece]

@@ -45,6 +45,7 @@ def safe_link(url: str, label: str) -> str:
 
 
 _BACKTICK_RUN = re.compile(r"`(?=`)")
+CODE_FENCE = "```"  # what opens and closes a code block
 
 
 def code_block(code: str) -> str:
@@ -54,7 +55,7 @@ def code_block(code: str) -> str:
     early. Nothing else changes (a backslash would show in the block as written): a command reads,
     and copies, as the document writes it."""
     text = _BROADCAST.sub(lambda m: "@" + ZERO_WIDTH + m.group(1), escape(code))
-    return f"```\n{_BACKTICK_RUN.sub('`' + ZERO_WIDTH, text)}\n```"
+    return f"{CODE_FENCE}\n{_BACKTICK_RUN.sub('`' + ZERO_WIDTH, text)}\n{CODE_FENCE}"
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]|#])")
