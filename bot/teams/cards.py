@@ -25,7 +25,7 @@ from bot.chat.render import (
 )
 from bot.chat.trace_view import TraceLine
 from bot.teams.markup import code_line, neutralize, safe_link
-from graph import Answer
+from graph import Answer, AnswerSentence
 from retrieval.collections import CollectionsConfig
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
@@ -47,6 +47,14 @@ Card = dict[str, Any]
 
 def _text(text: str, **style: Any) -> dict[str, Any]:
     return {"type": "TextBlock", "text": text, "wrap": True, **style}
+
+
+_LINE_BREAK = "\n\n"  # a single one is not shown in a card's text
+
+
+def _cited(sentence: AnswerSentence) -> str:
+    """A sentence from a document or a model, inert, with its ``[n]`` markers."""
+    return cite(sentence.model_copy(update={"text": neutralize(sentence.text)}))
 
 
 def _code(code: str) -> list[dict[str, Any]]:
@@ -103,7 +111,7 @@ def status_card(state: StatusState, config: CollectionsConfig) -> Card:
     body = [_text(lines[0], weight="Bolder")]
     body.extend(_text(line, spacing="Small") for line in lines[1:])
     if state.answer and state.phase not in FINAL_PHASES:
-        sentences = [cite(s.model_copy(update={"text": neutralize(s.text)})) for s in state.answer]
+        sentences = [_cited(s) for s in state.answer]
         body.append(_text(" ".join(sentences), spacing="Medium"))
     return _fit(_card(body))
 
@@ -114,22 +122,14 @@ def answer_card(answer: Answer, config: CollectionsConfig, footer: AnswerFooter 
     body: list[dict[str, Any]] = []
     if not answer.found:
         for prose, code in no_answer_runs(
-            answer,
-            config,
-            show=lambda s: cite(s.model_copy(update={"text": neutralize(s.text)})),
-            escape=neutralize,
-            line_break="\n\n",  # a single one is not shown in a card's text
+            answer, config, show=_cited, escape=neutralize, line_break=_LINE_BREAK
         ):
             body += [_text(prose), *_code(code)]
     for section in answer.sections:
         title = collection_title(config, section.collection)
         if title:
             body.append(_text(neutralize(title), weight="Bolder", spacing="Medium"))
-        for prose, code in sentence_runs(
-            section.sentences,
-            lambda s: cite(s.model_copy(update={"text": neutralize(s.text)})),
-            line_break="\n\n",  # a single one is not shown in a card's text
-        ):
+        for prose, code in sentence_runs(section.sentences, _cited, line_break=_LINE_BREAK):
             body += [_text(prose), *_code(code)]
     failed = failed_collections(answer, config)
     if failed:
