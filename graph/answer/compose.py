@@ -13,7 +13,7 @@ from graph.answer.meaning import Closeness, TermAliases, candidates, quotable_se
 from graph.answer.relevance import assess_coverage, focus_of
 from graph.models import Claim, JudgedSentence, Judgement, Plan
 from retrieval.passages import Passage
-from retrieval.text import code_blocks, is_code_block, list_items, sentence_analysis, stems
+from retrieval.text import code_blocks, list_items, sentence_analysis, stems
 
 # Sentences sharing this much of their words (Jaccard of stems) say the same thing: said once
 # (an answer's near-duplicates merge, the closest sentences shown are not repeated).
@@ -181,9 +181,9 @@ def with_introduced(
         items = list_items(following)
         if 0 < len(items) <= most:
             lists[n] = (passage.id, items)
-        block = code_blocks(following)[:1] if is_code_block(following) else []
-        if block and len(block[0].splitlines()) <= most and len(block[0].split()) <= MAX_WORDS:
-            code[n] = block[0]
+        for block in code_blocks(following)[:1]:  # ``following`` is one paragraph: a block, or none
+            if len(block.splitlines()) <= most and len(block.split()) <= MAX_WORDS:
+                code[n] = block
     listed = {item for _, items in lists.values() for item in items}
     out: list[tuple[Claim, str]] = []
     said: set[str] = set()
