@@ -487,6 +487,17 @@ def test_index_every_takes_a_duration_and_refuses_anything_else(capsys: pytest.C
     assert "--every must be at least 10s" in capsys.readouterr().err
 
 
+def _index_network(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Index ``folder``'s network/*.md as one collection, "Networking", from inside the folder."""
+    (folder / "collections.yaml").write_text(
+        "collections:\n  - name: network\n    title: Networking\n    sources: [network/*.md]\n"
+    )
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("CONFER_DATA_DIR", str(folder / ".confer"))
+    assert main(["index"]) == 0
+    capsys.readouterr()
+
+
 def test_a_sentence_that_introduces_a_list_is_said_with_its_items(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -504,13 +515,7 @@ def test_a_sentence_that_introduces_a_list_is_said_with_its_items(
         "The relay servers the firewall must reach are these:\n\n"
         + "".join(f"- relay{n}.example.net\n" for n in range(1, 10))
     )
-    (folder / "collections.yaml").write_text(
-        "collections:\n  - name: network\n    title: Networking\n    sources: [network/*.md]\n"
-    )
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("CONFER_DATA_DIR", str(folder / ".confer"))
-    assert main(["index"]) == 0
-    capsys.readouterr()
+    _index_network(folder, monkeypatch, capsys)
     assert main(["ask", "which ports do I need to open in the firewall?"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
@@ -537,13 +542,7 @@ def test_a_sentence_that_introduces_a_command_is_said_with_it(
         "```sh\nsudo ufw allow syncthing\n```\n\n"
         "Allowing access to the web interface from other machines is not necessary.\n"
     )
-    (folder / "collections.yaml").write_text(
-        "collections:\n  - name: network\n    title: Networking\n    sources: [network/*.md]\n"
-    )
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("CONFER_DATA_DIR", str(folder / ".confer"))
-    assert main(["index"]) == 0
-    capsys.readouterr()
+    _index_network(folder, monkeypatch, capsys)
     assert main(["ask", "how do I allow the ports with ufw?"]) == 0
     lines = capsys.readouterr().out.splitlines()
     at = next(n for n, line in enumerate(lines) if line.endswith("by running: [1]"))

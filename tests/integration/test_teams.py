@@ -182,6 +182,17 @@ async def test_a_forbidden_collection_gets_a_private_error_and_nothing_is_search
     assert teams.metric("confer_questions_total", {"surface": "teams", "outcome": "rejected"}) == 1.0
 
 
+async def _reindex_product(teams: TeamsHarness, sample_dir: Path) -> None:
+    """The samples' product collection indexed again, with what a test wrote into it."""
+    from retrieval.collections import load_collections
+    from retrieval.ingest.pipeline import index_collection
+
+    config = load_collections(sample_dir / "collections.yaml")
+    product = config.get("product")
+    assert product is not None
+    await index_collection(teams.backend, product, config)
+
+
 async def test_mentions_links_and_markup_inside_documents_never_go_live(
     teams: TeamsHarness, sample_dir: Path
 ) -> None:
@@ -191,13 +202,7 @@ async def test_mentions_links_and_markup_inside_documents_never_go_live(
         "see [the escalation page](https://evil.example/phish) or https://evil.example/x or "
         "www.evil.example, **urgent** {{DATE(2026-01-01T00:00:00Z)}} <b>bold</b> now.\n"
     )
-    from retrieval.collections import load_collections
-    from retrieval.ingest.pipeline import index_collection
-
-    config = load_collections(sample_dir / "collections.yaml")
-    product = config.get("product")
-    assert product is not None
-    await index_collection(teams.backend, product, config)
+    await _reindex_product(teams, sample_dir)
     await teams.post(teams.connector.message("in:product who are the escalation contacts?"))
     await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
     posted = " ".join(text for call in teams.connector.calls for text in call.texts)
@@ -224,13 +229,7 @@ async def test_a_command_an_answer_introduces_shows_as_monospace_lines_that_stay
         'echo "<at>Everyone</at> ``` [x](https://evil.example) **done**"\n```\n\n'
         "Other firewalls need a rule of their own.\n"
     )
-    from retrieval.collections import load_collections
-    from retrieval.ingest.pipeline import index_collection
-
-    config = load_collections(sample_dir / "collections.yaml")
-    product = config.get("product")
-    assert product is not None
-    await index_collection(teams.backend, product, config)
+    await _reindex_product(teams, sample_dir)
     await teams.post(teams.connector.message("in:product how do I allow the agent port with ufw?"))
     await teams.connector.wait_for(lambda: len(teams.answers()) == 1)
     card = teams.answers()[0].card
