@@ -214,6 +214,11 @@ NUMBER_ABBREVIATIONS = frozenset({"no.", "nos."})
 # A sentence ends at ".", "!" or "?" before a capital, a digit, or a name from code that opens the
 # next one in lower case ("lookups. dns.lookup() uses", "set. os_path is").
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?(?:[A-Z0-9]|[a-z_$][\w$]*[._(]\w))")
+# Text whose line breaks were lost (a web page's paragraphs, as scraped) glues one sentence to the
+# next: "keep the paper dry.Do I need a tarp". It ends there too when the word after the stop opens
+# with a capital and is a function word ("Do", "This", "You"): a name from code keeps its dot
+# ("Client.Timeout", "time.Duration").
+_GLUED_END = re.compile(r"(?<=[a-z]{2}[.!?])(?=[A-Z][a-z]*\b)")
 
 # How a passage carries a block of code (``code_block``): a paragraph of its own, between fence
 # lines as Markdown writes them, the code's lines as they are and no blank line inside (a blank line
@@ -350,7 +355,8 @@ def _next_word(block: str, start: int) -> str:
 def _block_sentences(block: str) -> list[str]:
     sentences: list[str] = []
     start = 0
-    for match in _SENTENCE_END.finditer(block):
+    glued = (m for m in _GLUED_END.finditer(block) if _next_word(block, m.end()) in STOPWORDS)
+    for match in sorted([*_SENTENCE_END.finditer(block), *glued], key=lambda m: m.start()):
         candidate = block[start : match.start()].strip()
         last_word = candidate.rsplit(" ", 1)[-1].lower().lstrip("\"'([“‘")  # "(est. 2.3 billion)"
         if (

@@ -193,6 +193,20 @@ def test_versions_decimals_names_from_code_urls_and_file_names_end_no_sentence()
     ]
 
 
+def test_sentences_glued_where_a_page_lost_its_line_breaks_are_read_apart() -> None:
+    text = (
+        "Keep the paper dry.Do I need a tarp? See the examples.This option works. "
+        "The Client.Timeout exceeded error needs a time.Duration value, etc.The end."
+    )
+    assert split_sentences(text) == [
+        "Keep the paper dry.",
+        "Do I need a tarp?",
+        "See the examples.",
+        "This option works.",
+        "The Client.Timeout exceeded error needs a time.Duration value, etc.The end.",
+    ]
+
+
 def test_a_code_block_is_never_a_sentence_and_its_words_still_count() -> None:
     from retrieval.text import code_block, code_blocks, sentence_stems
 
