@@ -105,11 +105,12 @@ def concise(
     asks for (a day, a number, a name). When the first speaks of what its passage said before it
     ("This is almost always a result of bad RAM"), the sentence said nearest before it in that
     passage opens the answer, just before it; when none is said, the picked sentence of that
-    passage nearest before it (else after it) joins as context. A sentence the judge did not read
-    (one from beyond the best passages) or one of a passage in ``links`` (a second hop's, a
-    comparison side's) stays. The first sentence opens the answer (after the one it speaks of);
-    the others follow, each passage's in their document's order, the passages in the order the
-    answer first cites them."""
+    passage nearest before it (else after it) joins as context. A first sentence said alone has
+    one sentence of context too: the picked one of its passage nearest after it (else before it).
+    A sentence the judge did not read (one from beyond the best passages) or one of a passage in
+    ``links`` (a second hop's, a comparison side's) stays. The first sentence opens the answer
+    (after the one it speaks of); the others follow, each passage's in their document's order,
+    the passages in the order the answer first cites them."""
     if len(claims) < 2:
         return list(claims)
     read = {j.text: j for j in judged}
@@ -142,6 +143,10 @@ def concise(
                 before = _nearest_before(first[0], [context], passages)
         if before is not None:
             opening = [before, first]
+    elif len(kept) == 1:  # a sentence said alone: the one that goes on from it, as context
+        context = _nearest_after(first[0], others, passages) or _nearest_before(first[0], others, passages)
+        if context is not None:
+            kept.append(context)
     ordered = in_document_order(kept, passages)
     return [*opening, *(item for item in ordered if all(item[0] is not o[0] for o in opening))]
 

@@ -142,9 +142,9 @@ def _hotel_answer(first: str) -> list[str]:
 def test_an_answer_keeps_what_answers_and_nothing_unrelated() -> None:
     """The answer keeps the first; the one among the judge's best few (one likely enough but not
     among them is padding); the one holding the number asked for (whatever the judge made of it);
-    and one the judge never read. The first says what it says alone: no other sentence of its
-    passage joins it as context. The first opens the answer; the others follow, each passage's in
-    their document's order."""
+    and one the judge never read. The first is not said alone and speaks of nothing said before
+    it: no other sentence of its passage joins it as context. The first opens the answer; the
+    others follow, each passage's in their document's order."""
     assert _hotel_answer("A hotel costs up to 180 euros a night.") == [
         "A hotel costs up to 180 euros a night.",
         "Meals are paid up to 60 euros a day.",
