@@ -13,7 +13,7 @@ from graph.answer.meaning import Closeness, TermAliases, candidates, quotable_se
 from graph.answer.relevance import assess_coverage, focus_of
 from graph.models import Claim, JudgedSentence, Judgement, Plan
 from retrieval.passages import Passage
-from retrieval.text import code_blocks, list_items, sentence_analysis, stems
+from retrieval.text import code_blocks, list_items, sentence_analysis, stems, words
 
 # Sentences sharing this much of their words (Jaccard of stems) say the same thing: said once
 # (an answer's near-duplicates merge, the closest sentences shown are not repeated).
@@ -102,19 +102,24 @@ def concise(
     """The answer's sentences without padding: its first sentence; every other that is among the
     judge's best few (``BEST_FEW``: the sentences it finds most likely to answer) and as likely as
     an answering sentence is (``JudgeModel.quotes``), or that holds the kind of thing the question
-    asks for (a day, a number, a name); and one more sentence of the first one's passage, as
-    context. A sentence the judge did not read (one from beyond the best passages) or one of a
-    passage in ``links`` (a second hop's, a comparison side's) stays. The first sentence opens the
-    answer; the others follow, each passage's in their document's order, the passages in the order
-    the answer first cites them."""
+    asks for (a day, a number, a name). When the first speaks of what its passage said before it
+    ("This is almost always a result of bad RAM"), the sentence said nearest before it in that
+    passage opens the answer, just before it; when none is said, the picked sentence of that
+    passage nearest before it (else after it) joins as context. A first sentence said alone has
+    one sentence of context too: the picked one of its passage nearest after it (else before it).
+    A sentence the judge did not read (one from beyond the best passages) or one of a passage in
+    ``links`` (a second hop's, a comparison side's) stays. The first sentence opens the answer
+    (after the one it speaks of); the others follow, each passage's in their document's order,
+    the passages in the order the answer first cites them."""
     if len(claims) < 2:
         return list(claims)
     read = {j.text: j for j in judged}
+    passages = {j.passage.id: j.passage for j in judged}
     best = {j.text for j in judged[:BEST_FEW] if j.probability >= judgement.quotes_at}
     offers, asks = FEATURES.index("offers"), FEATURES.index("asks")
-    first = claims[0][0]
-    kept = [claims[0]]
-    context = False
+    first = claims[0]
+    kept = [first]
+    others = []
     for claim, collection in claims[1:]:
         item = read.get(claim.text)
         if (
@@ -124,11 +129,65 @@ def concise(
             or any(pid in links for pid in claim.passage_ids)
         ):
             kept.append((claim, collection))
-        elif not context and claim.passage_ids[:1] == first.passage_ids[:1]:
-            kept.append((claim, collection))
-            context = True
-    ordered = in_document_order(kept, {j.passage.id: j.passage for j in judged})
-    return [kept[0], *(item for item in ordered if item[0] is not kept[0][0])]
+        else:
+            others.append((claim, collection))
+    opening = [first]
+    if _leans_back(first[0].text):
+        before = _nearest_before(first[0], kept[1:], passages)
+        if before is None:  # no sentence said speaks of what it refers to: one more, as context
+            context = _nearest_before(first[0], others, passages) or _nearest_after(
+                first[0], others, passages
+            )
+            if context is not None:
+                kept.append(context)
+                before = _nearest_before(first[0], [context], passages)
+        if before is not None:
+            opening = [before, first]
+    elif len(kept) == 1:  # a sentence said alone: the one that goes on from it, as context
+        context = _nearest_after(first[0], others, passages) or _nearest_before(first[0], others, passages)
+        if context is not None:
+            kept.append(context)
+    ordered = in_document_order(kept, passages)
+    return [*opening, *(item for item in ordered if all(item[0] is not o[0] for o in opening))]
+
+
+def _nearest_before(
+    first: Claim, items: Sequence[tuple[Claim, str]], passages: dict[str, Passage]
+) -> tuple[Claim, str] | None:
+    """Of ``items``, the sentence of ``first``'s passage nearest before it, if any."""
+    at = _at(first, passages)
+    own = [
+        i for i in items if i[0].passage_ids[:1] == first.passage_ids[:1] and 0 <= _at(i[0], passages) < at
+    ]
+    return max(own, key=lambda i: _at(i[0], passages)) if own else None
+
+
+def _nearest_after(
+    first: Claim, items: Sequence[tuple[Claim, str]], passages: dict[str, Passage]
+) -> tuple[Claim, str] | None:
+    """Of ``items``, the sentence of ``first``'s passage nearest after it, if any."""
+    at = _at(first, passages)
+    own = [i for i in items if i[0].passage_ids[:1] == first.passage_ids[:1] and _at(i[0], passages) > at]
+    return min(own, key=lambda i: _at(i[0], passages)) if own else None
+
+
+def _at(claim: Claim, passages: dict[str, Passage]) -> int:
+    """Where the claim's sentence stands in the passage it cites first (-1 when not found)."""
+    passage = passages.get(claim.passage_ids[0]) if claim.passage_ids else None
+    return passage.text.find(claim.text) if passage is not None else -1
+
+
+# Words a sentence opens with when it says something of what came before it ("This is almost
+# always a result of bad RAM"): such a sentence needs one of its passage's others as context.
+_BACK_REFERENCES = frozenset(
+    "this that these those it its they their them such he she his her then also however otherwise "
+    "instead here there both either neither so thus therefore".split()
+)
+
+
+def _leans_back(sentence: str) -> bool:
+    opening = words(sentence)[:1]
+    return bool(opening) and opening[0] in _BACK_REFERENCES
 
 
 def in_document_order(

@@ -100,15 +100,9 @@ def _judged(pid: str, text: str, probability: float, *, doc: str = "") -> Judged
     return Judged(text, _p(pid, f"Intro. {text}", doc=doc), (0.0,) * len(FEATURES), probability)
 
 
-def test_an_answer_keeps_what_answers_one_sentence_of_context_and_nothing_unrelated() -> None:
-    """The checks picked five sentences, best first. The answer keeps the first; the one among the
-    judge's best few (one likely enough but not among them is padding); the one holding the number
-    asked for (whatever the judge made of it); one more of the first one's passage as context (the
-    next is padding); and one the judge never read.
-    The first opens the answer; the others follow, each passage's in their document's order."""
-    policy = _p(
-        "a", "Hotels are booked on the portal. A hotel costs up to 180 euros a night. Bookings are audited."
-    )
+def _hotel_answer(first: str) -> list[str]:
+    """The checks picked seven sentences, best first (``first`` the first); what ``concise`` keeps."""
+    policy = _p("a", f"Hotels are booked on the portal. {first} Bookings are audited.")
     other = _p(
         "b", "Meals are paid up to 60 euros a day. The portal was built in 2019. Receipts go to finance."
     )
@@ -120,7 +114,7 @@ def test_an_answer_keeps_what_answers_one_sentence_of_context_and_nothing_unrela
         return Judged(text, passage, tuple(features), probability)
 
     judged = [
-        read(policy, "A hotel costs up to 180 euros a night.", 0.9, number),
+        read(policy, first, 0.9, number),
         read(other, "Meals are paid up to 60 euros a day.", 0.5, plain),
         read(_p("d", "Taxis are paid."), "Taxis are paid.", 0.4, plain),
         read(other, "Receipts go to finance.", 0.35, plain),  # likely enough, but not among the best few
@@ -134,20 +128,61 @@ def test_an_answer_keeps_what_answers_one_sentence_of_context_and_nothing_unrela
         return Claim(text=text, passage_ids=(passage.id,), coverage=0.5), "people"
 
     picked = [
-        claim(policy, "A hotel costs up to 180 euros a night."),
+        claim(policy, first),
         claim(other, "Receipts go to finance."),
         claim(other, "Meals are paid up to 60 euros a day."),
-        claim(policy, "Hotels are booked on the portal."),
         claim(policy, "Bookings are audited."),
+        claim(policy, "Hotels are booked on the portal."),
         claim(other, "The portal was built in 2019."),
         claim(_p("c", "Unread."), "Unread."),
     ]
-    assert [c.text for c, _ in concise(picked, judged, judgement)] == [
+    return [c.text for c, _ in concise(picked, judged, judgement)]
+
+
+def test_an_answer_keeps_what_answers_and_nothing_unrelated() -> None:
+    """The answer keeps the first; the one among the judge's best few (one likely enough but not
+    among them is padding); the one holding the number asked for (whatever the judge made of it);
+    and one the judge never read. The first is not said alone and speaks of nothing said before
+    it: no other sentence of its passage joins it as context. The first opens the answer; the
+    others follow, each passage's in their document's order."""
+    assert _hotel_answer("A hotel costs up to 180 euros a night.") == [
         "A hotel costs up to 180 euros a night.",
-        "Hotels are booked on the portal.",
         "Meals are paid up to 60 euros a day.",
         "The portal was built in 2019.",
         "Unread.",
+    ]
+
+
+def test_a_first_sentence_that_speaks_of_the_one_before_it_keeps_one_sentence_of_context() -> None:
+    """A first sentence "This costs …" says something of what its passage said before: the one
+    before it joins it and opens the answer (the one after it is padding)."""
+    assert _hotel_answer("This costs up to 180 euros a night.") == [
+        "Hotels are booked on the portal.",
+        "This costs up to 180 euros a night.",
+        "Meals are paid up to 60 euros a day.",
+        "The portal was built in 2019.",
+        "Unread.",
+    ]
+
+
+def test_the_sentence_a_first_one_speaks_of_opens_the_answer_and_no_more_context_joins() -> None:
+    """ "This is almost always …" speaks of the sentence before it, which the answer says anyway
+    (among the judge's best few): that one opens the answer, and no other joins as context."""
+    page = _p("a", "The database is corrupt. Syncthing exits then. This is almost always bad RAM.")
+    plain = (0.0,) * len(FEATURES)
+    judged = [
+        Judged("This is almost always bad RAM.", page, plain, 0.9),
+        Judged("The database is corrupt.", page, plain, 0.8),
+        Judged("Syncthing exits then.", page, plain, 0.01),
+    ]
+    judgement = judgement_of(judged, judges_by({}, related=0.3).meaning)
+    picked = [
+        (Claim(text=j.text, passage_ids=("a",), coverage=0.5), "people")
+        for j in (judged[0], judged[2], judged[1])
+    ]
+    assert [c.text for c, _ in concise(picked, judged, judgement)] == [
+        "The database is corrupt.",
+        "This is almost always bad RAM.",
     ]
 
 
