@@ -24,6 +24,7 @@ import ftfy
 
 _WORD_RE = re.compile(r"[^\W_]+(?:['’ʼ][^\W_]+)?", re.UNICODE)
 APOSTROPHES = "'’ʼ"
+_NO_APOSTROPHE = {ord(a): None for a in APOSTROPHES}
 _POSSESSIVE_RE = re.compile(r"['’ʼ]s$")
 
 # English stopwords, with the contractions as ``words`` reads them ("don't" is "dont", "I'm"
@@ -215,10 +216,18 @@ NUMBER_ABBREVIATIONS = frozenset({"no.", "nos."})
 # next one in lower case ("lookups. dns.lookup() uses", "set. os_path is").
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?(?:[A-Z0-9]|[a-z_$][\w$]*[._(]\w))")
 # Text whose line breaks were lost (a web page's paragraphs, as scraped) glues one sentence to the
-# next: "keep the paper dry.Do I need a tarp". It ends there too when the word after the stop opens
-# with a capital and is a function word ("Do", "This", "You"): a name from code keeps its dot
-# ("Client.Timeout", "time.Duration").
-_GLUED_END = re.compile(r"(?<=[a-z]{2}[.!?])(?=[A-Z][a-z]*\b)")
+# next: "keep the paper dry.Do I need a tarp". It ends there too, after a stop that follows two
+# lower-case letters, when the next word is capitalised, is a word that opens English sentences
+# (``_OPENERS``: an article, a pronoun, a question word, an auxiliary, a preposition; written with
+# or without its apostrophe) and is followed by a space or a comma: a name from code keeps its dot
+# ("Client.Timeout", "errors.Is", "http.Get(url)", "sync.Once").
+_GLUED_END = re.compile(r"(?<=[a-z]{2}[.!?])(?=[A-Z][a-z]*(?:['’ʼ][a-z]+)?[ ,])")
+_OPENERS = frozenset(
+    """a an the this that these those it its they their them we our you your i my he his she her
+    there here if when what how why where who which whether do does did dont doesnt didnt can cant
+    could would should will wont please in on at for from with by to no not yes but and or so
+    also however im ive youre youll theres heres thats whats its""".split()
+)
 
 # How a passage carries a block of code (``code_block``): a paragraph of its own, between fence
 # lines as Markdown writes them, the code's lines as they are and no blank line inside (a blank line
@@ -355,7 +364,11 @@ def _next_word(block: str, start: int) -> str:
 def _block_sentences(block: str) -> list[str]:
     sentences: list[str] = []
     start = 0
-    glued = (m for m in _GLUED_END.finditer(block) if _next_word(block, m.end()) in STOPWORDS)
+    glued = (
+        m
+        for m in _GLUED_END.finditer(block)
+        if _next_word(block, m.end()).translate(_NO_APOSTROPHE) in _OPENERS
+    )
     for match in sorted([*_SENTENCE_END.finditer(block), *glued], key=lambda m: m.start()):
         candidate = block[start : match.start()].strip()
         last_word = candidate.rsplit(" ", 1)[-1].lower().lstrip("\"'([“‘")  # "(est. 2.3 billion)"

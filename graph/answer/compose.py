@@ -102,15 +102,17 @@ def concise(
     """The answer's sentences without padding: its first sentence; every other that is among the
     judge's best few (``BEST_FEW``: the sentences it finds most likely to answer) and as likely as
     an answering sentence is (``JudgeModel.quotes``), or that holds the kind of thing the question
-    asks for (a day, a number, a name). When the first speaks of what its passage said before it
-    ("This is almost always a result of bad RAM"), the sentence said nearest before it in that
-    passage opens the answer, just before it; when none is said, the picked sentence of that
-    passage nearest before it (else after it) joins as context. A first sentence said alone has
-    one sentence of context too: the picked one of its passage nearest after it (else before it).
-    A sentence the judge did not read (one from beyond the best passages) or one of a passage in
-    ``links`` (a second hop's, a comparison side's) stays. The first sentence opens the answer
-    (after the one it speaks of); the others follow, each passage's in their document's order,
-    the passages in the order the answer first cites them."""
+    asks for (a day, a number, a name); and one sentence of context, chosen among the other picked
+    sentences of the first one's passage, only where it is needed. When the first speaks of what
+    its passage said before it ("This is almost always a result of bad RAM"), the sentence said
+    nearest before it in that passage opens the answer, just before it; when none is said, the
+    picked one nearest before it joins and opens the answer (else the nearest after it joins).
+    When the first would be said alone, the picked one nearest after it joins (else the nearest
+    before it). A first sentence not found as written in its passage has no context. A sentence
+    the judge did not read (one from beyond the best passages) or one of a passage in ``links`` (a
+    second hop's, a comparison side's) stays. The first sentence opens the answer (after the one
+    it speaks of); the others follow, each passage's in their document's order, the passages in
+    the order the answer first cites them."""
     if len(claims) < 2:
         return list(claims)
     read = {j.text: j for j in judged}
@@ -132,43 +134,42 @@ def concise(
         else:
             others.append((claim, collection))
     opening = [first]
-    if _leans_back(first[0].text):
-        before = _nearest_before(first[0], kept[1:], passages)
-        if before is None:  # no sentence said speaks of what it refers to: one more, as context
-            context = _nearest_before(first[0], others, passages) or _nearest_after(
-                first[0], others, passages
+    at = _at(first[0], passages)
+    if at >= 0 and _leans_back(first[0].text):
+        before = _nearest(first[0], kept[1:], passages, after=False)
+        if before is None:  # nothing said is what it speaks of: one more sentence, as context
+            context = _nearest(first[0], others, passages, after=False) or _nearest(
+                first[0], others, passages, after=True
             )
             if context is not None:
                 kept.append(context)
-                before = _nearest_before(first[0], [context], passages)
+                before = context if _at(context[0], passages) < at else None
         if before is not None:
             opening = [before, first]
-    elif len(kept) == 1:  # a sentence said alone: the one that goes on from it, as context
-        context = _nearest_after(first[0], others, passages) or _nearest_before(first[0], others, passages)
+    elif at >= 0 and len(kept) == 1:  # said alone: the sentence that goes on from it, as context
+        context = _nearest(first[0], others, passages, after=True) or _nearest(
+            first[0], others, passages, after=False
+        )
         if context is not None:
             kept.append(context)
     ordered = in_document_order(kept, passages)
     return [*opening, *(item for item in ordered if all(item[0] is not o[0] for o in opening))]
 
 
-def _nearest_before(
-    first: Claim, items: Sequence[tuple[Claim, str]], passages: dict[str, Passage]
+def _nearest(
+    first: Claim, items: Sequence[tuple[Claim, str]], passages: dict[str, Passage], *, after: bool
 ) -> tuple[Claim, str] | None:
-    """Of ``items``, the sentence of ``first``'s passage nearest before it, if any."""
+    """Of ``items``, the sentence of ``first``'s passage nearest after it (or before it), if any."""
     at = _at(first, passages)
-    own = [
-        i for i in items if i[0].passage_ids[:1] == first.passage_ids[:1] and 0 <= _at(i[0], passages) < at
+    placed = [
+        (where, item)
+        for item in items
+        if item[0].passage_ids[:1] == first.passage_ids[:1] and (where := _at(item[0], passages)) >= 0
     ]
-    return max(own, key=lambda i: _at(i[0], passages)) if own else None
-
-
-def _nearest_after(
-    first: Claim, items: Sequence[tuple[Claim, str]], passages: dict[str, Passage]
-) -> tuple[Claim, str] | None:
-    """Of ``items``, the sentence of ``first``'s passage nearest after it, if any."""
-    at = _at(first, passages)
-    own = [i for i in items if i[0].passage_ids[:1] == first.passage_ids[:1] and _at(i[0], passages) > at]
-    return min(own, key=lambda i: _at(i[0], passages)) if own else None
+    own = [(where, item) for where, item in placed if (where > at if after else where < at)]
+    if not own:
+        return None
+    return (min if after else max)(own, key=lambda placed_item: placed_item[0])[1]
 
 
 def _at(claim: Claim, passages: dict[str, Passage]) -> int:
@@ -181,11 +182,12 @@ def _at(claim: Claim, passages: dict[str, Passage]) -> int:
 # always a result of bad RAM"): such a sentence needs one of its passage's others as context.
 _BACK_REFERENCES = frozenset(
     "this that these those it its they their them such he she his her then also however otherwise "
-    "instead here there both either neither so thus therefore".split()
+    "instead both either neither so thus therefore".split()
 )
 
 
 def _leans_back(sentence: str) -> bool:
+    """Whether the sentence opens with a word that refers back (``_BACK_REFERENCES``)."""
     opening = words(sentence)[:1]
     return bool(opening) and opening[0] in _BACK_REFERENCES
 

@@ -186,6 +186,21 @@ def test_the_sentence_a_first_one_speaks_of_opens_the_answer_and_no_more_context
     ]
 
 
+def test_a_first_sentence_not_found_as_written_in_its_passage_has_no_context() -> None:
+    """Where the first sentence stands in its passage is unknown (its text wraps a line there): no
+    sentence is before or after it, and none joins as context."""
+    page = _p("a", "Alpha one. Beta two. This is\nwrapped here. Gamma three.")
+    plain = (0.0,) * len(FEATURES)
+    judged = [
+        Judged("This is wrapped here.", page, plain, 0.9),
+        Judged("Alpha one.", page, plain, 0.01),
+        Judged("Gamma three.", page, plain, 0.01),
+    ]
+    judgement = judgement_of(judged, judges_by({}, related=0.3).meaning)
+    picked = [(Claim(text=j.text, passage_ids=("a",), coverage=0.5), "people") for j in judged]
+    assert [c.text for c, _ in concise(picked, judged, judgement)] == ["This is wrapped here."]
+
+
 def test_an_answer_says_the_sentence_the_judge_finds_likeliest_when_the_checks_left_it_out() -> None:
     """The checks picked sentences about invitations; the one that says how long an invitation is
     good for, the judge's likeliest and as likely as an answering sentence is, joins them. Not when

@@ -195,15 +195,19 @@ def test_versions_decimals_names_from_code_urls_and_file_names_end_no_sentence()
 
 def test_sentences_glued_where_a_page_lost_its_line_breaks_are_read_apart() -> None:
     text = (
-        "Keep the paper dry.Do I need a tarp? See the examples.This option works. "
-        "The Client.Timeout exceeded error needs a time.Duration value, etc.The end."
+        "Keep the paper dry.Do I need a tarp? See the examples.This option works. Stay dry.Don't "
+        "wait. The Client.Timeout exceeded error needs a time.Duration value, etc.The end. "
+        "Use errors.Is to compare, call http.Get(url) once and wrap it in sync.Once for safety."
     )
     assert split_sentences(text) == [
         "Keep the paper dry.",
         "Do I need a tarp?",
         "See the examples.",
         "This option works.",
+        "Stay dry.",
+        "Don't wait.",
         "The Client.Timeout exceeded error needs a time.Duration value, etc.The end.",
+        "Use errors.Is to compare, call http.Get(url) once and wrap it in sync.Once for safety.",
     ]
 
 
