@@ -40,7 +40,7 @@ _SAMPLE_TEXT = (
     "requests go to J. Smith at the U.S. Office of Acme Co. Ltd. (est. 1990) by 31 March.\n\n"
     "1. Running studies\n- carried boxes, stopped buses and happier cities\n"
     '"Quoted!" (Asides.) Ünïcödé naïve café crème — stemming generously, tried, hoped. Keep it, '
-    "eg. 30 days, in room No. 5 with path.extname(). No. It is v1.2.3 and dry.Do keep it so.\n\n"
+    "eg. 30 days, in room No. 5 with path.extname(). No. It is v1.2.3 and dry.Don't wrap it in sync.Once.\n\n"
     "```sh\nmake deploy\n```"
 )
 
