@@ -165,40 +165,38 @@ def test_a_first_sentence_that_speaks_of_the_one_before_it_keeps_one_sentence_of
     ]
 
 
+def _said(text: str, read: list[tuple[str, float]], picked: list[str]) -> list[str]:
+    """What ``concise`` keeps of the ``picked`` sentences of one page whose sentences the judge
+    ``read`` (each with its probability, most likely first)."""
+    page = _p("a", text)
+    judged = [Judged(sentence, page, (0.0,) * len(FEATURES), p) for sentence, p in read]
+    judgement = judgement_of(judged, judges_by({}, related=0.3).meaning)
+    claims = [(Claim(text=sentence, passage_ids=("a",), coverage=0.5), "people") for sentence in picked]
+    return [c.text for c, _ in concise(claims, judged, judgement)]
+
+
 def test_the_sentence_a_first_one_speaks_of_opens_the_answer_and_no_more_context_joins() -> None:
     """ "This is almost always …" speaks of the sentence before it, which the answer says anyway
     (among the judge's best few): that one opens the answer, and no other joins as context."""
-    page = _p("a", "The database is corrupt. Syncthing exits then. This is almost always bad RAM.")
-    plain = (0.0,) * len(FEATURES)
-    judged = [
-        Judged("This is almost always bad RAM.", page, plain, 0.9),
-        Judged("The database is corrupt.", page, plain, 0.8),
-        Judged("Syncthing exits then.", page, plain, 0.01),
-    ]
-    judgement = judgement_of(judged, judges_by({}, related=0.3).meaning)
-    picked = [
-        (Claim(text=j.text, passage_ids=("a",), coverage=0.5), "people")
-        for j in (judged[0], judged[2], judged[1])
-    ]
-    assert [c.text for c, _ in concise(picked, judged, judgement)] == [
-        "The database is corrupt.",
+    first, before, other = (
         "This is almost always bad RAM.",
+        "The database is corrupt.",
+        "Syncthing exits then.",
+    )
+    page = f"{before} {other} {first}"
+    assert _said(page, [(first, 0.9), (before, 0.8), (other, 0.01)], [first, other, before]) == [
+        before,
+        first,
     ]
 
 
 def test_a_first_sentence_not_found_as_written_in_its_passage_has_no_context() -> None:
     """Where the first sentence stands in its passage is unknown (its text wraps a line there): no
     sentence is before or after it, and none joins as context."""
-    page = _p("a", "Alpha one. Beta two. This is\nwrapped here. Gamma three.")
-    plain = (0.0,) * len(FEATURES)
-    judged = [
-        Judged("This is wrapped here.", page, plain, 0.9),
-        Judged("Alpha one.", page, plain, 0.01),
-        Judged("Gamma three.", page, plain, 0.01),
-    ]
-    judgement = judgement_of(judged, judges_by({}, related=0.3).meaning)
-    picked = [(Claim(text=j.text, passage_ids=("a",), coverage=0.5), "people") for j in judged]
-    assert [c.text for c, _ in concise(picked, judged, judgement)] == ["This is wrapped here."]
+    first, others = "This is wrapped here.", ["Alpha one.", "Gamma three."]
+    page = "Alpha one. Beta two. This is\nwrapped here. Gamma three."
+    read = [(first, 0.9), *((o, 0.01) for o in others)]
+    assert _said(page, read, [first, *others]) == [first]
 
 
 def test_an_answer_says_the_sentence_the_judge_finds_likeliest_when_the_checks_left_it_out() -> None:
