@@ -138,18 +138,14 @@ def concise(
     if at >= 0 and _leans_back(first[0].text):
         before = _nearest(first[0], kept[1:], passages, after=False)
         if before is None:  # nothing said is what it speaks of: one more sentence, as context
-            context = _nearest(first[0], others, passages, after=False) or _nearest(
-                first[0], others, passages, after=True
-            )
+            context = _context(first[0], others, passages, after=False)
             if context is not None:
                 kept.append(context)
                 before = context if _at(context[0], passages) < at else None
         if before is not None:
             opening = [before, first]
     elif at >= 0 and len(kept) == 1:  # said alone: the sentence that goes on from it, as context
-        context = _nearest(first[0], others, passages, after=True) or _nearest(
-            first[0], others, passages, after=False
-        )
+        context = _context(first[0], others, passages, after=True)
         if context is not None:
             kept.append(context)
     ordered = in_document_order(kept, passages)
@@ -170,6 +166,16 @@ def _nearest(
     if not own:
         return None
     return (min if after else max)(own, key=lambda placed_item: placed_item[0])[1]
+
+
+def _context(
+    first: Claim, others: Sequence[tuple[Claim, str]], passages: dict[str, Passage], *, after: bool
+) -> tuple[Claim, str] | None:
+    """The sentence of ``others`` nearest ``first`` in its passage on the side ``after`` says, else
+    on the other side."""
+    return _nearest(first, others, passages, after=after) or _nearest(
+        first, others, passages, after=not after
+    )
 
 
 def _at(claim: Claim, passages: dict[str, Passage]) -> int:
@@ -205,7 +211,7 @@ def in_document_order(
         passage = passages.get(pid)
         if passage is None:  # a passage the judge did not read: its sentences keep their order
             return 0
-        at = passage.text.find(claim.text)
+        at = _at(claim, passages)
         return at if at >= 0 else len(passage.text)  # not found as written: after the others
 
     return [
