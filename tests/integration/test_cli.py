@@ -487,8 +487,13 @@ def test_index_every_takes_a_duration_and_refuses_anything_else(capsys: pytest.C
     assert "--every must be at least 10s" in capsys.readouterr().err
 
 
-def _index_network(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """Index ``folder``'s network/*.md as one collection, "Networking", from inside the folder."""
+def _index_network(
+    folder: Path, page: str, text: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Write ``text`` as ``folder``'s network/``page`` and index network/*.md as one collection,
+    "Networking", from inside the folder."""
+    (folder / "network").mkdir(parents=True)
+    (folder / "network" / page).write_text(text)
     (folder / "collections.yaml").write_text(
         "collections:\n  - name: network\n    title: Networking\n    sources: [network/*.md]\n"
     )
@@ -502,9 +507,9 @@ def test_a_sentence_that_introduces_a_list_is_said_with_its_items(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # "… open the following ports:" says nothing without the ports; a long list is not dumped.
-    folder = tmp_path / "kb"
-    (folder / "network").mkdir(parents=True)
-    (folder / "network" / "firewall.md").write_text(
+    _index_network(
+        tmp_path / "kb",
+        "firewall.md",
         "# Firewall setup\n\n"
         "Sync runs between devices on the same network or through a relay.\n\n"
         "If your machine has a local firewall, you need to open the following ports for incoming "
@@ -513,9 +518,10 @@ def test_a_sentence_that_introduces_a_list_is_said_with_its_items(
         "- Port 22000/UDP: the sync protocol over QUIC\n"
         "- Port 21027/UDP: discovery broadcasts\n\n"
         "The relay servers the firewall must reach are these:\n\n"
-        + "".join(f"- relay{n}.example.net\n" for n in range(1, 10))
+        + "".join(f"- relay{n}.example.net\n" for n in range(1, 10)),
+        monkeypatch,
+        capsys,
     )
-    _index_network(folder, monkeypatch, capsys)
     assert main(["ask", "which ports do I need to open in the firewall?"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
@@ -533,16 +539,17 @@ def test_a_sentence_that_introduces_a_command_is_said_with_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # "… you can allow the ports by running:" is of no use without the command it introduces.
-    folder = tmp_path / "kb"
-    (folder / "network").mkdir(parents=True)
-    (folder / "network" / "ufw.md").write_text(
+    _index_network(
+        tmp_path / "kb",
+        "ufw.md",
         "# Uncomplicated Firewall\n\n"
         "Sync needs its ports open in the firewall of every device.\n\n"
         "If you use ufw on Linux, you can allow the ports of the sync protocol by running:\n\n"
         "```sh\nsudo ufw allow syncthing\n```\n\n"
-        "Allowing access to the web interface from other machines is not necessary.\n"
+        "Allowing access to the web interface from other machines is not necessary.\n",
+        monkeypatch,
+        capsys,
     )
-    _index_network(folder, monkeypatch, capsys)
     assert main(["ask", "how do I allow the ports with ufw?"]) == 0
     lines = capsys.readouterr().out.splitlines()
     at = next(n for n, line in enumerate(lines) if line.endswith("by running: [1]"))

@@ -224,6 +224,17 @@ async def test_a_connection_lost_at_the_stop_shows_the_answer_once_and_no_error(
     assert not any(t.startswith("⚠️") for t in status_texts)
 
 
+async def _reindex_product(harness: Harness, sample_dir: Path) -> None:
+    """Index the samples' product collection again, after a test wrote a page into it."""
+    from retrieval.collections import load_collections
+    from retrieval.ingest.pipeline import index_collection
+
+    config = load_collections(sample_dir / "collections.yaml")
+    product = config.get("product")
+    assert product is not None
+    await index_collection(harness.backend, product, config)
+
+
 async def test_nothing_in_any_chunk_can_ping_link_or_format(
     stream_harness: Harness, sample_dir: Path
 ) -> None:
@@ -235,13 +246,7 @@ async def test_nothing_in_any_chunk_can_ping_link_or_format(
         "and <@U999> in <#C777>, or tell @everyone; **details** at "
         "[click here](https://evil.example/phish) or https://evil.example now.\n"
     )
-    from retrieval.collections import load_collections
-    from retrieval.ingest.pipeline import index_collection
-
-    config = load_collections(sample_dir / "collections.yaml")
-    product = config.get("product")
-    assert product is not None
-    await index_collection(harness.backend, product, config)
+    await _reindex_product(harness, sample_dir)
     await harness.slack.mention("in:product who are the escalation contacts?")
     await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
     stream = _one_stream(harness.fake)
@@ -274,13 +279,7 @@ async def test_a_command_an_answer_introduces_is_streamed_as_a_code_block_that_s
         '```sh\nsudo ufw allow 8443 && echo "<!channel> ```` <@U999> *done*"\n```\n\n'
         "Other firewalls need a rule of their own.\n"
     )
-    from retrieval.collections import load_collections
-    from retrieval.ingest.pipeline import index_collection
-
-    config = load_collections(sample_dir / "collections.yaml")
-    product = config.get("product")
-    assert product is not None
-    await index_collection(harness.backend, product, config)
+    await _reindex_product(harness, sample_dir)
     await harness.slack.mention("in:product how do I allow the agent port with ufw?")
     await harness.fake.wait_for(functools.partial(_streams_done, harness.fake))
     stream = _one_stream(harness.fake)
